@@ -1,0 +1,48 @@
+# The two commands of README.md: `make run` and `make test`. Both set up everything they need.
+SHELL := /bin/bash
+PY_SYS ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+PROFILE ?= tiny
+RUN_ID ?=
+ARGS ?=
+
+.PHONY: run test lab setup system-deps bench clean-runs
+
+$(PY):
+	@command -v $(PY_SYS) >/dev/null || { echo "Python 3.11 is required (set PY_SYS=/path/to/python3.11)"; exit 1; }
+	$(PY_SYS) -m venv $(VENV)
+
+# torch first, pinned, so that no other package can pull a CUDA build of it.
+$(STAMP): $(PY) pyproject.toml
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -e ".[dev]"
+	@touch $(STAMP)
+
+# bubblewrap isolates model-written code (recipe/sandbox); it is a Debian package.
+system-deps:
+	@if ! command -v bwrap >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    (apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null) || echo "WARNING: could not install bubblewrap; the sandbox will refuse to run"; \
+	  else echo "WARNING: bubblewrap (bwrap) is missing; install it (e.g. sudo apt-get install bubblewrap) or the sandbox will refuse to run"; fi; \
+	fi
+
+setup: $(STAMP) system-deps
+
+run: setup
+	$(VENV)/bin/recipe run --profile $(PROFILE) $(if $(RUN_ID),--run-id $(RUN_ID)) $(ARGS)
+
+test: setup
+	$(PY) -m pytest -q -n 2 --timeout=900 tests
+
+lab: setup
+	$(PY) -m pip install -q "jupyterlab==4.6.6"
+	$(VENV)/bin/jupyter lab notebooks/
+
+bench: setup
+	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+clean-runs:
+	rm -rf runs/

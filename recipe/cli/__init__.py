@@ -1,0 +1,24 @@
+"""The ``recipe`` command line. Sub-command groups live in their own modules (``*_cmd.py``)."""
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from recipe.cli import cluster_cmd, data_cmd, hub_cmd, sandbox_cmd
+from recipe.cli.pipeline_cmd import register as _register_pipeline
+
+app = typer.Typer(help="Nemotron-Cascade 2 recipe: SFT, Cascade RL, MOPD and evaluation, tiny or at scale.",
+                  no_args_is_help=True, pretty_exceptions_enable=False)
+_register_pipeline(app)
+app.add_typer(sandbox_cmd.app, name="sandbox", help="Run untrusted code in the sandbox (JSON verdict).")
+app.add_typer(data_cmd.app, name="data", help="Curate released and tiny data; write data cards.")
+app.add_typer(hub_cmd.app, name="hub", help="Download NVIDIA's released artifacts; publish stages.")
+app.add_typer(cluster_cmd.app, name="cluster", help="Render, submit and monitor NeMo-RL jobs on Slurm.")
+
+
+def main() -> None:  # console-script entry point
+    try:
+        app()
+    except KeyboardInterrupt:
+        sys.exit(130)

@@ -1,0 +1,72 @@
+"""``recipe run``, ``recipe stage``, ``recipe eval``, ``recipe report`` and ``recipe config``: the cascade itself."""
+from __future__ import annotations
+
+from typing import List, Optional
+
+import typer
+from rich.console import Console
+
+console = Console()
+
+
+def _fail(msg: str) -> None:
+    console.print(f"[bold red]error:[/] {msg}")
+    raise typer.Exit(2)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("run")
+    def run(
+        profile: str = typer.Option("tiny", help="Profile name (tiny|paper) or a profile directory / config.yaml."),
+        run_id: Optional[str] = typer.Option(None, help="Run id (default: <profile>-seed<seed>)."),
+        from_stage: Optional[str] = typer.Option(None, "--from", help="First stage to (re)run."),
+        until: Optional[str] = typer.Option(None, help="Last stage to run (default: the profile's run.until)."),
+        set_: List[str] = typer.Option([], "--set", "-s", help="Override a config value: key=value (repeatable)."),
+        no_notebooks: bool = typer.Option(False, help="Run stages in-process instead of through the notebooks."),
+        overrides: List[str] = typer.Argument(None, help="More key=value overrides."),
+    ) -> None:
+        """Run the cascade end to end through the notebooks (papermill), then print the final table."""
+        from recipe.config import ConfigError
+        from recipe.pipeline.runner import StageNotImplemented, run_pipeline
+        try:
+            run_pipeline(profile=profile, run_id=run_id, overrides=[*set_, *(overrides or [])],
+                         from_stage=from_stage, until=until, via_notebooks=not no_notebooks)
+        except (ConfigError, StageNotImplemented, ValueError, FileNotFoundError) as e:
+            _fail(str(e))
+
+    @app.command("stage")
+    def stage(
+        name: str = typer.Argument(..., help="Stage name, e.g. sft, if_rl, multi_domain_rl, mopd."),
+        run_id: str = typer.Option(..., help="Run id (the run must exist: `recipe run` or `recipe init`)."),
+        profile: str = typer.Option("tiny", help="Profile used if the run does not exist yet."),
+        set_: List[str] = typer.Option([], "--set", "-s", help="key=value override (only when creating the run)."),
+    ) -> None:
+        """Run one stage of a run in-process (what the stage notebook calls)."""
+        from recipe.config import ConfigError
+        from recipe.pipeline.runner import StageNotImplemented, run_stage_in_process
+        try:
+            run_stage_in_process(name, run_id=run_id, profile=profile, overrides=set_)
+        except (ConfigError, StageNotImplemented, ValueError, FileNotFoundError, KeyError) as e:
+            _fail(str(e))
+
+    @app.command("report")
+    def report(run_id: str = typer.Option(..., help="Run id.")) -> None:
+        """Print the checkpoint x domain table and the chosen teachers of a run."""
+        from recipe.pipeline.report import print_report
+        from recipe.runs import RunDir
+        try:
+            print_report(RunDir.for_id(run_id))
+        except FileNotFoundError as e:
+            _fail(str(e))
+
+    @app.command("config")
+    def config(
+        profile: str = typer.Argument("tiny"),
+        set_: List[str] = typer.Option([], "--set", "-s", help="key=value override."),
+    ) -> None:
+        """Print the fully resolved config of a profile (with overrides)."""
+        from recipe.config import ConfigError, config_to_yaml, load_config
+        try:
+            typer.echo(config_to_yaml(load_config(profile, set_)))
+        except ConfigError as e:
+            _fail(str(e))

@@ -1,0 +1,98 @@
+"""The root config: one typed model composed of one section per concern.
+
+Every hyperparameter lives once, in a profile YAML (``profiles/<name>/*.yaml``); this module only says what
+keys exist, their types and what they mean. Sections owned by other parts (``verify``, ``data``, ``hub``,
+``cluster``) are defined next to this file in their own modules.
+"""
+from __future__ import annotations
+
+from typing import Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from recipe.config.cluster_section import ClusterSection
+from recipe.config.data_section import DataSection
+from recipe.config.hub_section import HubSection
+from recipe.config.model_section import ModelSection
+from recipe.config.stages import MOPDConfig, RLStageConfig, SFTConfig, SWEConfig
+from recipe.config.verify_section import VerifySection
+
+# The cascade, in order (RECIPE.md §4, paper §4.1 Fig. 2). One list for both backends.
+STAGE_PLAN: tuple[str, ...] = (
+    "sft", "if_rl", "multi_domain_rl", "mopd", "rlhf", "long_context_rl", "code_rl", "swe_rl",
+)
+StageName = Literal["sft", "if_rl", "multi_domain_rl", "mopd", "rlhf", "long_context_rl", "code_rl", "swe_rl"]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RunSection(_Section):
+    seed: int = 0
+    until: StageName = Field(description="Last stage `recipe run` executes by default (stages after it are listed "
+                                          "as not run, never silently skipped).")
+    backend: Literal["local", "cluster"] = "local"
+    torch_threads: int = Field(1, ge=1, description="torch intra-op threads for the local backend.")
+    device: Literal["cpu", "cuda", "auto"] = "cpu"
+
+
+class TinyDomainSpec(_Section):
+    train_items: int = Field(gt=0, description="Training prompts generated per domain.")
+    val_items: int = Field(gt=0, description="Held-out validation prompts per domain (disjoint from training).")
+    max_operand: int = Field(99, gt=1, description="Largest operand in tiny math problems.")
+    if_words: list[str] = Field(default_factory=lambda: ["cat", "dog", "sun", "red", "box", "hat"])
+    mcqa_options: int = Field(4, ge=2, le=6)
+
+
+class DomainsSection(_Section):
+    names: list[str] = Field(description="Domains scored after every stage (validation.json columns).")
+    generator: Literal["tiny", "released"] = Field(
+        description="tiny: deterministic in-process toy-but-real tasks; released: NVIDIA's released data (recipe data).")
+    tiny: Optional[TinyDomainSpec] = None
+
+
+class EvaluationSection(_Section):
+    max_new_tokens: int = Field(gt=0, description="Generation cap for validation.")
+    batch_size: int = Field(64, gt=0)
+    decoding: Literal["greedy", "sample"] = "greedy"
+    temperature: float = 1.0
+    top_p: float = 1.0
+
+
+class RecipeConfig(_Section):
+    """A whole recipe: model, domains, every stage's hyperparameters, and the backends' settings."""
+
+    profile: str
+    run: RunSection
+    model: ModelSection
+    domains: DomainsSection
+    evaluation: EvaluationSection
+    sft: SFTConfig
+    if_rl: RLStageConfig
+    multi_domain_rl: RLStageConfig
+    mopd: MOPDConfig
+    rlhf: RLStageConfig
+    long_context_rl: RLStageConfig
+    code_rl: RLStageConfig
+    swe_rl: SWEConfig
+    verify: VerifySection = Field(default_factory=VerifySection)
+    data: DataSection = Field(default_factory=DataSection)
+    hub: HubSection = Field(default_factory=HubSection)
+    cluster: ClusterSection = Field(default_factory=ClusterSection)
+
+    @property
+    def stage_plan(self) -> tuple[str, ...]:
+        return STAGE_PLAN
+
+    def stage(self, name: str):
+        if name not in STAGE_PLAN:
+            raise KeyError(f"unknown stage {name!r}; the plan is {', '.join(STAGE_PLAN)}")
+        return getattr(self, name)
+
+    @field_validator("profile")
+    @classmethod
+    def _nonempty(cls, v: str) -> str:
+        if not v:
+            raise ValueError("profile must be a non-empty name")
+        return v

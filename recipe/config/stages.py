@@ -1,0 +1,117 @@
+"""Per-stage hyperparameter sections: SFT, the GRPO family and MOPD.
+
+The field names are the vocabulary shared by both backends: the local trainer reads them directly and the
+cluster backend maps each one to a NeMo-RL key (``recipe/cluster``). Values live only in the profile YAMLs
+(``profiles/<name>/stages.yaml``); paper values cite RECIPE.md / the paper there.
+"""
+from __future__ import annotations
+
+from typing import Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+Mode = Literal["thinking", "instruct", "as_prompted"]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class OptimizerMixin(_Section):
+    lr: float = Field(gt=0, description="Peak learning rate.")
+    min_lr: float = Field(0.0, ge=0, description="Final LR of a decaying schedule (cosine/linear).")
+    lr_schedule: Literal["constant", "cosine", "linear"] = Field(
+        "constant", description="Shape after warm-up: constant, cosine decay to min_lr, or linear decay to min_lr.")
+    warmup_steps: int = Field(0, ge=0, description="Linear warm-up steps from warmup_start_lr to lr.")
+    warmup_start_lr: Optional[float] = Field(None, ge=0, description="LR at step 0 of the warm-up (default lr/10).")
+    adam_betas: tuple[float, float] = Field((0.9, 0.999), description="AdamW (beta1, beta2).")
+    weight_decay: float = Field(0.0, ge=0)
+    grad_clip: float = Field(1.0, gt=0, description="Global grad-norm clip.")
+
+
+class SFTConfig(OptimizerMixin):
+    """Stage 0: supervised fine-tuning, cross-entropy on assistant tokens only."""
+
+    steps: int = Field(gt=0, description="Optimizer steps actually run.")
+    planned_steps: Optional[int] = Field(None, description="Length the LR schedule is planned for (default: steps).")
+    global_batch: int = Field(gt=0, description="Sequences (packed sequences at paper scale) per optimizer step.")
+    pack_length: Optional[int] = Field(None, description="Packed sequence length in tokens (None = no packing).")
+    max_seq_len: int = Field(gt=0, description="Longest (packed) training sequence in tokens.")
+    mode_mix: dict[str, float] = Field(
+        default_factory=lambda: {"thinking": 0.5, "instruct": 0.5},
+        description="Share of examples rendered in thinking vs instruct mode (tiny domains only).")
+    save_every: int = Field(100, gt=0, description="Atomic step checkpoint every N steps (resume point).")
+    log_every: int = Field(10, gt=0)
+
+
+class RLStageConfig(OptimizerMixin):
+    """One on-policy RL stage (GRPO family or MOPD). Exactly one optimizer update per rollout batch."""
+
+    implemented_locally: bool = Field(
+        True, description="Whether the local (in-process) backend can run this stage; a stage that is not "
+        "refuses loudly when selected instead of being skipped.")
+    domains: list[str] = Field(description="Domains whose prompts make up this stage's pool.")
+    domain_weights: Optional[dict[str, float]] = Field(None, description="Pool mixture (default: uniform).")
+    mode: Mode = Field("thinking", description="Reasoning mode of the rollouts.")
+    advantage_estimator: Literal["grpo", "opd"] = "grpo"
+    prompts_per_step: int = Field(gt=0)
+    generations_per_prompt: int = Field(gt=0)
+    max_response_tokens: int = Field(gt=0, description="Generation cap; a response hitting it is 'overlong'.")
+    max_input_tokens: Optional[int] = Field(None, description="Prompt cap (None = no separate cap).")
+    max_total_sequence_length: Optional[int] = Field(None, description="Prompt + response cap.")
+    steps: Optional[int] = Field(
+        ..., gt=0, description="Optimizer steps; null = not reported, run to a validation plateau (cluster only).")
+    max_turns: Optional[int] = Field(None, gt=0, description="Agentic stages: most environment turns per rollout.")
+    temperature: float = Field(1.0, gt=0)
+    top_p: float = Field(1.0, gt=0, le=1)
+    kl_coef: float = Field(0.0, ge=0, description="KL-to-reference coefficient (only RLHF sets one).")
+    entropy_coef: float = Field(0.0, ge=0)
+    dynamic_filtering: bool = Field(True, description="Drop prompt groups whose rewards are all equal.")
+    overlong_filtering: bool = Field(False, description="Exclude truncated responses from the loss.")
+    overlong_reward_zero: bool = Field(True, description="A truncated (unfinished) response gets reward 0.")
+    is_correction: bool = Field(False, description="Train/inference mismatch importance-sampling correction.")
+    is_seq_mask_threshold: Optional[float] = Field(None, description="Mask sequences whose logprob error exceeds this.")
+    prompt_mask_max_reward: Optional[float] = Field(
+        None, description="Agentless SWE: no loss for prompts whose best rollout reward is <= this.")
+    reward: Literal["verifier", "pairwise_judge", "llm_judge", "teacher"] = "verifier"
+    save_every: int = Field(10, gt=0)
+    val_every: int = Field(0, ge=0, description="Validate every N steps (0 = only at the end).")
+    log_every: int = Field(1, gt=0)
+
+    @model_validator(mode="after")
+    def _check(self):
+        if self.steps is None and self.implemented_locally:
+            raise ValueError("steps: null is only allowed for stages that are not implemented locally")
+        if self.advantage_estimator == "grpo" and self.generations_per_prompt < 2:
+            raise ValueError("grpo needs generations_per_prompt >= 2 (group-normalised advantage); "
+                             "set generations_per_prompt or use advantage_estimator: opd")
+        return self
+
+
+class MOPDConfig(RLStageConfig):
+    """Multi-domain on-policy distillation (paper §4.4, Eq. 2-4)."""
+
+    advantage_estimator: Literal["grpo", "opd"] = "opd"
+    reward: Literal["verifier", "pairwise_judge", "llm_judge", "teacher"] = "teacher"
+    importance_mask_low: float = Field(0.5, gt=0, description="Tokens with pi_train/pi_inf below this get weight 0.")
+    importance_mask_high: float = Field(2.0, gt=0, description="Tokens with pi_train/pi_inf above this get weight 0.")
+    loss_normalization: Literal["per_sequence", "token_level"] = Field(
+        "per_sequence", description="Eq. 4 per-sequence token mean, or the replication's batch-global mean.")
+    teacher_routing: dict[str, str] = Field(
+        default_factory=dict,
+        description="domain -> teacher slot. A slot is 'best:<domain-group>' (best validation checkpoint for "
+        "those domains from teachers.json) or 'stage:<stage>' (a fixed stage's checkpoint, e.g. stage:sft).")
+
+    @model_validator(mode="after")
+    def _bounds(self):
+        if not self.importance_mask_low < 1.0 < self.importance_mask_high:
+            raise ValueError(f"importance mask must bracket 1.0, got [{self.importance_mask_low}, {self.importance_mask_high}]")
+        return self
+
+
+class SWEConfig(_Section):
+    """SWE RL: agentless first, then execution-based agentic (RECIPE.md §4.1 7a/7b)."""
+
+    implemented_locally: bool = False
+    agentless: RLStageConfig
+    agentic: RLStageConfig

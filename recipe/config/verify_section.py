@@ -1,0 +1,6 @@
+"""Placeholder section (replaced by its owner): accepts no keys yet."""
+from pydantic import BaseModel, ConfigDict
+
+
+class VerifySection(BaseModel):
+    model_config = ConfigDict(extra="forbid")

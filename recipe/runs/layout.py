@@ -1,0 +1,192 @@
+"""Run layout (DESIGN.md §3)::
+
+    runs/<run_id>/
+      run.json            profile, resolved-config hash, git commit, seed, start time (+ cluster provenance)
+      config.yaml         the fully resolved config
+      00_data/            data phase (tiny-domain files, curation report, notebook)
+      <NN>_<stage>/       NN = 1-based position in the stage plan
+        manifest.json     status pending|running|done|failed, inputs (+sha256), outputs, metrics summary, timings
+        checkpoint/       Hugging Face folder (safetensors, config, tokenizer + chat template, generation_config)
+        metrics.jsonl     one line per step
+        validation.json   per-domain scores of this stage's checkpoint
+        notebook.ipynb    the executed notebook
+      teachers.json       per domain: best checkpoint so far and its score (drives MOPD)
+      scores.json         checkpoint x domain matrix
+
+Every JSON write is tmp-then-rename (atomic); a stage is done only when its manifest says so, written last.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from recipe.config.schema import STAGE_PLAN
+
+DATA_PHASE = "data"
+REPORT_PHASE = "report"
+
+
+def runs_root() -> Path:
+    return Path(os.environ.get("RECIPE_RUNS_DIR", "runs")).resolve()
+
+
+def write_json_atomic(path: Path, obj: Any) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(obj, f, indent=2, sort_keys=False, default=str)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def read_json(path: Path, default: Any = None) -> Any:
+    path = Path(path)
+    if not path.exists():
+        return default
+    return json.loads(path.read_text())
+
+
+class RunDir:
+    """Paths and atomic reads/writes of one run directory."""
+
+    def __init__(self, root: Path | str):
+        self.path = Path(root).resolve()
+
+    @classmethod
+    def for_id(cls, run_id: str) -> "RunDir":
+        if not run_id or "/" in run_id or run_id.startswith("."):
+            raise ValueError(f"bad run id {run_id!r}: use letters, digits, '-', '_'")
+        return cls(runs_root() / run_id)
+
+    @property
+    def run_id(self) -> str:
+        return self.path.name
+
+    # -- run-level files -------------------------------------------------------------------------------
+    @property
+    def run_json_path(self) -> Path:
+        return self.path / "run.json"
+
+    @property
+    def config_path(self) -> Path:
+        return self.path / "config.yaml"
+
+    @property
+    def teachers_path(self) -> Path:
+        return self.path / "teachers.json"
+
+    @property
+    def scores_path(self) -> Path:
+        return self.path / "scores.json"
+
+    def exists(self) -> bool:
+        return self.run_json_path.exists()
+
+    def read_run_json(self) -> dict:
+        data = read_json(self.run_json_path)
+        if data is None:
+            raise FileNotFoundError(f"{self.run_json_path} not found: is {self.run_id!r} a run? "
+                                    f"(start one with `recipe run --run-id {self.run_id}`)")
+        return data
+
+    def update_run_json(self, **fields: Any) -> dict:
+        data = read_json(self.run_json_path, {}) or {}
+        data.update(fields)
+        write_json_atomic(self.run_json_path, data)
+        return data
+
+    def write_json_atomic(self, path: Path, obj: Any) -> None:
+        write_json_atomic(path, obj)
+
+    # -- stage dirs ------------------------------------------------------------------------------------
+    def stage_dir(self, stage: str) -> Path:
+        if stage == DATA_PHASE:
+            return self.path / "00_data"
+        if stage == REPORT_PHASE:
+            return self.path / "99_report"
+        if stage not in STAGE_PLAN:
+            raise KeyError(f"unknown stage {stage!r}; the plan is {', '.join(STAGE_PLAN)}")
+        return self.path / f"{STAGE_PLAN.index(stage) + 1:02d}_{stage}"
+
+    def checkpoint_dir(self, stage: str) -> Path:
+        return self.stage_dir(stage) / "checkpoint"
+
+    def manifest_path(self, stage: str) -> Path:
+        return self.stage_dir(stage) / "manifest.json"
+
+    def read_manifest(self, stage: str) -> dict | None:
+        return read_json(self.manifest_path(stage))
+
+    def write_manifest(self, stage: str, manifest: dict) -> None:
+        write_json_atomic(self.manifest_path(stage), manifest)
+
+    def is_done(self, stage: str) -> bool:
+        m = self.read_manifest(stage)
+        return bool(m) and m.get("status") == "done"
+
+    def metrics_path(self, stage: str) -> Path:
+        return self.stage_dir(stage) / "metrics.jsonl"
+
+    def append_metrics(self, stage: str, row: dict) -> None:
+        p = self.metrics_path(stage)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        with open(p, "a") as f:
+            f.write(json.dumps(row, sort_keys=True) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+
+    def truncate_metrics(self, stage: str, keep_steps_below: int) -> None:
+        """Drop metric rows of steps >= keep_steps_below (used when resuming from a step checkpoint)."""
+        rows = [r for r in self.read_metrics(stage) if r.get("step", -1) < keep_steps_below]
+        write_text_atomic(self.metrics_path(stage), "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
+
+    def read_metrics(self, stage: str) -> list[dict]:
+        p = self.metrics_path(stage)
+        if not p.exists():
+            return []
+        rows = []
+        for line in p.read_text().splitlines():
+            line = line.strip()
+            if line:
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError:  # a torn last line after a kill: ignore it
+                    continue
+        return rows
+
+    def validation_path(self, stage: str) -> Path:
+        return self.stage_dir(stage) / "validation.json"
+
+    def write_validation(self, stage: str, scores: dict[str, float], **extra: Any) -> None:
+        write_json_atomic(self.validation_path(stage), {"stage": stage, "scores": scores, **extra})
+
+    def read_validation(self, stage: str) -> dict[str, float] | None:
+        data = read_json(self.validation_path(stage))
+        return None if data is None else data["scores"]
+
+    def notebook_path(self, stage: str) -> Path:
+        return self.stage_dir(stage) / "notebook.ipynb"
+
+    def done_stages(self) -> list[str]:
+        return [s for s in STAGE_PLAN if self.is_done(s)]

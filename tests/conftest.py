@@ -1,0 +1,28 @@
+"""Shared test fixtures.
+
+Tests that read the genuine fixture rows in ``../shared`` (beside the project folder) use the
+``shared_dir`` fixture: they run where ``../shared`` exists (developer machines, CI) and skip with a
+stated reason elsewhere. Tests that must run everywhere build their own small fixtures.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+SHARED_DIR = Path(os.environ.get("RECIPE_SHARED_DIR", PROJECT_ROOT.parent / "shared"))
+
+
+@pytest.fixture(scope="session")
+def project_root() -> Path:
+    return PROJECT_ROOT
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    """Path of ../shared; skips the test when it is absent (e.g. a clone outside the workplace)."""
+    if not (SHARED_DIR / "fixtures").is_dir():
+        pytest.skip(f"../shared/fixtures not found at {SHARED_DIR}: genuine fixture rows are only available beside the project")
+    return SHARED_DIR
