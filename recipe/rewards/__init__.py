@@ -1,0 +1,22 @@
+"""Verifiers: pure functions ``(record, response) -> VerifierResult`` behind one registry.
+
+Public API: ``verify``, ``verify_batch``, ``VerifierResult``, ``get_verifier``, ``verifier_names``,
+``check_verifier_names``, ``UnknownVerifierError``. Registry names (records' ``verifier.name``): ``math``,
+``mcqa``, ``instruction_following``, ``structured_output``, ``tool_call``, ``code``; the pairwise judges
+live in ``recipe.rewards.judge``. Field specs: ``recipe.rewards.spec``. Model-written code only ever runs
+through ``recipe.sandbox``.
+"""
+from recipe.rewards.batch import verify_batch
+from recipe.rewards.core import verify
+from recipe.rewards.registry import UnknownVerifierError, check_verifier_names, get_verifier, verifier_names
+from recipe.rewards.result import VerifierResult
+
+__all__ = [
+    "UnknownVerifierError",
+    "VerifierResult",
+    "check_verifier_names",
+    "get_verifier",
+    "verifier_names",
+    "verify",
+    "verify_batch",
+]

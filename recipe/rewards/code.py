@@ -1,0 +1,1 @@
+"""``code`` verifier (placeholder until the sandbox lands)."""

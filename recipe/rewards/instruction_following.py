@@ -1,0 +1,86 @@
+"""``instruction_following`` verifier: IFEval / IFBench / NeMo-Gym IF-RL constraint checks.
+
+Record spec: ``instruction_id_list``, ``kwargs`` (aligned list; ``None`` values dropped), optional
+``grading_mode`` ``all`` (default: 1 only if every instruction holds — IF-RL stage, RECIPE.md stage 1) or
+``fraction`` (share of instructions followed; NeMo-Gym ifbench rows). ``details.follow_instruction_list``
+holds the per-instruction booleans (the field name NeMo-Gym rollouts use). Thinking rule applies: in
+thinking mode an unfinished response scores 0 (``unterminated_think``), RECIPE.md "unfinished → reward 0".
+An instruction id without a checker scores that instruction False with ``unknown_instruction:<id>`` in
+``details.errors`` (the batch goes on); checkers raising on bad kwargs count as not followed.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from recipe.rewards import ifbench_checkers  # noqa: F401  (registers its checkers)
+from recipe.rewards.extract import parse_response
+from recipe.rewards.ifeval_checkers import CHECKERS
+from recipe.rewards.registry import register
+from recipe.rewards.result import VerifierResult, fail
+from recipe.rewards.spec import require
+
+
+def supported_instructions() -> list[str]:
+    return sorted(CHECKERS)
+
+
+def check_instructions(text: str, ids: list[str], kwargs: list[dict | None], prompt: str = "") -> tuple[list[bool], list[str]]:
+    follows: list[bool] = []
+    errors: list[str] = []
+    for i, iid in enumerate(ids):
+        kw = kwargs[i] if i < len(kwargs) and isinstance(kwargs[i], dict) else {}
+        kw = {k: v for k, v in kw.items() if v is not None}
+        fn = CHECKERS.get(iid)
+        if fn is None:
+            follows.append(False)
+            errors.append(f"unknown_instruction:{iid}")
+            continue
+        try:
+            follows.append(bool(text.strip()) and bool(fn(text, kw, prompt)))
+        except (KeyError, TypeError, ValueError) as e:
+            follows.append(False)
+            errors.append(f"bad_kwargs:{iid}:{type(e).__name__}:{e}")
+    return follows, errors
+
+
+@register("instruction_following")
+def verify_instruction_following(record: dict, response: Any) -> VerifierResult:
+    spec = record.get("verifier") or {}
+    ids = require(spec, "instruction_id_list", list)
+    kwargs = spec.get("kwargs")
+    if kwargs is None:
+        kwargs = [{} for _ in ids]
+    if not isinstance(kwargs, list) or len(kwargs) != len(ids):
+        return fail("invalid_field:kwargs", n_ids=len(ids))
+    if not ids or not all(isinstance(x, str) for x in ids):
+        return fail("invalid_field:instruction_id_list")
+    mode = spec.get("grading_mode", "all")
+    if mode not in ("all", "fraction"):
+        return fail("invalid_field:grading_mode", grading_mode=mode)
+    parsed = parse_response(response, spec.get("mode", record.get("mode")))
+    if parsed.answer is None:
+        return fail("unterminated_think", follow_instruction_list=[False] * len(ids))
+    prompt = spec.get("prompt") or _prompt_of(record)
+    follows, errors = check_instructions(parsed.answer, ids, kwargs, prompt)
+    details = {"follow_instruction_list": follows, "instruction_id_list": ids}
+    if errors:
+        details["errors"] = errors
+    if mode == "fraction":
+        score = sum(follows) / len(follows)
+    else:
+        score = 1.0 if all(follows) else 0.0
+    if score >= 1.0:
+        return VerifierResult(1.0, "correct", details)
+    if not parsed.answer.strip():
+        return VerifierResult(0.0, "no_answer", details)
+    reason = "partially_followed" if score > 0 else "not_followed"
+    if errors and any(e.startswith("unknown_instruction") for e in errors):
+        reason = "unknown_instruction"
+    return VerifierResult(score, reason, details)
+
+
+def _prompt_of(record: dict) -> str:
+    for m in record.get("messages") or []:
+        if isinstance(m, dict) and m.get("role") == "user" and isinstance(m.get("content"), str):
+            return m["content"]
+    return ""

@@ -1,0 +1,1 @@
+"""Pairwise judges (placeholder until the judge module lands)."""
