@@ -1,0 +1,136 @@
+"""Model cards for published stages, generated from the run layout only (DESIGN.md §3, §7).
+
+The card's YAML front matter is built with ``huggingface_hub.ModelCardData`` (so ``model-index`` has the
+Hub's schema): license, ``base_model``, library, tags, the datasets the run consumed, and one
+``model-index`` result per validation domain of this stage (``validation.json``). The body states the
+lineage: base model, stages passed (each with its validation average), data revisions, git commit,
+container digest, config hash, profile and seed -- read from ``run.json``; missing values are written
+as "not recorded", never guessed. The card is deterministic (no publish timestamp), so re-publishing
+unchanged content produces byte-identical files (idempotence, see ``publish.py``).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from recipe.config.schema import STAGE_PLAN
+from recipe.runs.layout import RunDir
+
+NOT_RECORDED = "not recorded"
+
+
+def _first(d: dict, *keys: str) -> Any:
+    for k in keys:
+        if d.get(k) not in (None, "", {}):
+            return d[k]
+    return None
+
+
+def lineage(run: RunDir, stage: str) -> dict[str, Any]:
+    """Provenance of ``stage`` read from the run layout (also written as ``provenance.json``)."""
+    info = run.read_run_json()
+    upto = STAGE_PLAN[: STAGE_PLAN.index(stage) + 1]
+    passed = []
+    for s in upto:
+        manifest = run.read_manifest(s) or {}
+        scores = run.read_validation(s)
+        passed.append({"stage": s, "status": manifest.get("status", "absent"),
+                       "validation": scores,
+                       "validation_mean": round(sum(scores.values()) / len(scores), 6) if scores else None})
+    revisions = _first(info, "data_revisions", "data", "datasets") or {}
+    return {
+        "run_id": run.run_id,
+        "stage": stage,
+        "profile": info.get("profile"),
+        "seed": info.get("seed"),
+        "config_hash": _first(info, "config_hash", "resolved_config_hash"),
+        "git_commit": _first(info, "git_commit", "commit"),
+        "git_dirty": info.get("git_dirty"),
+        "container_digest": _first(info, "container_digest", "container", "image_digest"),
+        "started_at": _first(info, "started_at", "start_time", "created_at"),
+        "base_model": _first(info, "base_model"),
+        "data_revisions": revisions,
+        "stages": passed,
+    }
+
+
+def _dataset_ids(revisions: Any) -> list[str]:
+    if isinstance(revisions, dict):
+        return sorted(k for k in revisions if "/" in k)
+    if isinstance(revisions, list):
+        return sorted({r.get("repo_id") or r.get("name") for r in revisions if isinstance(r, dict)} - {None})
+    return []
+
+
+def model_card(run: RunDir, stage: str, repo_id: str, *, base_model: str, license: str) -> str:
+    """README.md text for ``stage`` of ``run`` published to ``repo_id`` (branch = stage)."""
+    from huggingface_hub import EvalResult, ModelCard, ModelCardData
+
+    lin = lineage(run, stage)
+    scores = run.read_validation(stage) or {}
+    name = repo_id.split("/")[-1]
+    evals = [EvalResult(task_type="text-generation", task_name="Text Generation",
+                        dataset_type=f"{lin['profile'] or 'recipe'}/{domain}", dataset_name=f"{domain} (validation)",
+                        dataset_split="validation", metric_type="accuracy", metric_name=f"{domain} accuracy",
+                        metric_value=float(score))
+             for domain, score in sorted(scores.items())]
+    data = ModelCardData(
+        license=license, library_name="transformers", pipeline_tag="text-generation",
+        base_model=lin["base_model"] or base_model, datasets=_dataset_ids(lin["data_revisions"]) or None,
+        tags=["nemotron-cascade-2-recipe", f"stage-{stage}", f"profile-{lin['profile'] or 'unknown'}"],
+        model_name=name, eval_results=evals or None)
+    def _mean(v: float | None) -> str:
+        return "n/a" if v is None else f"{v:.4f}"
+
+    rows = "\n".join(f"| {i + 1} | `{s['stage']}` | {s['status']} | {_mean(s['validation_mean'])} |"
+                     for i, s in enumerate(lin["stages"]))
+    revs = lin["data_revisions"]
+    if isinstance(revs, dict) and revs:
+        rev_lines = "\n".join(f"- `{k}`: `{v}`" for k, v in sorted(revs.items()))
+    elif isinstance(revs, list) and revs:
+        rev_lines = "\n".join(f"- `{r}`" for r in revs)
+    else:
+        rev_lines = f"- {NOT_RECORDED}"
+    score_lines = "\n".join(f"| {d} | {v:.4f} |" for d, v in sorted(scores.items())) or f"| {NOT_RECORDED} | |"
+    body = f"""
+# {name} — stage `{stage}`
+
+Checkpoint after stage `{stage}` of a Nemotron-Cascade 2 post-training reproduction (arXiv 2603.19220),
+run `{lin['run_id']}` (profile `{lin['profile'] or NOT_RECORDED}`, seed `{lin['seed'] if lin['seed'] is not None else NOT_RECORDED}`).
+This branch (`{stage}`) holds exactly this stage; other stages of the run are on their own branches.
+
+## Lineage
+
+- Base model: `{lin['base_model'] or base_model}`
+- Git commit: `{lin['git_commit'] or NOT_RECORDED}`{' (dirty tree)' if lin['git_dirty'] else ''}
+- Container digest: `{lin['container_digest'] or NOT_RECORDED}`
+- Resolved-config hash: `{lin['config_hash'] or NOT_RECORDED}`
+- Run started: {lin['started_at'] or NOT_RECORDED}
+
+Stages passed (the cascade order of the paper, §4.1):
+
+| # | stage | status | validation mean |
+|---|---|---|---|
+{rows}
+
+Data revisions:
+{rev_lines}
+
+## Validation of this checkpoint
+
+| domain | score |
+|---|---|
+{score_lines}
+
+## Loading
+
+Safetensors weights only; no repository code is needed:
+
+```python
+from transformers import AutoModelForCausalLM, AutoTokenizer
+model = AutoModelForCausalLM.from_pretrained("{repo_id}", revision="{stage}", use_safetensors=True)
+tokenizer = AutoTokenizer.from_pretrained("{repo_id}", revision="{stage}")
+```
+
+`provenance.json` in this branch holds the same lineage as data; `validation.json` the scores.
+"""
+    return ModelCard.from_template(data, template_str="---\n{{ card_data }}\n---\n" + body).content

@@ -1,0 +1,143 @@
+"""Download NVIDIA's released model and data (`recipe hub download`), DESIGN.md §7, RECIPE.md §1/§7.
+
+``download_artifact`` resolves the requested revision to a commit, then calls ``snapshot_download`` on
+that commit with the artifact's ``allow_patterns`` (``always`` + the chosen subsets) into
+``<download_dir>/<ORG>/<NAME>/`` -- the Hub layout, so datasets read as ``<dir>/<config>/*.jsonl``.
+It writes ``download_manifest.json`` beside the files: repo, requested revision, resolved commit, the
+endpoint (without credentials), patterns, and every file with its size and sha256 (checked against the
+Hub's LFS sha256 where the server reports one).
+
+Resume: files already complete (``.cache/huggingface`` metadata in the local dir) are not fetched again,
+and a partial file continues from its ``.incomplete`` part with an HTTP ``Range`` request (client
+behaviour of ``huggingface_hub``). Mirrors: ``HF_ENDPOINT`` is read at call time.
+
+Unsafe files -- pickle weights (``*.bin``, ``*.pt``, ``*.pkl`` ...) and Python code -- are excluded with
+``ignore_patterns`` unless ``allow_unsafe=True``. Not covered: Xet-only storage features, partial
+downloads of single files, deleting files that a later revision removed (the manifest lists only files
+of the resolved commit; stale local files are reported in ``stale_local_files``).
+"""
+from __future__ import annotations
+
+import datetime as dt
+import fnmatch
+import logging
+from pathlib import Path
+from typing import Any
+
+from recipe.config.hub_section import HubArtifact, HubSection
+from recipe.hub.errors import HubError, current_endpoint, hub_errors, public_endpoint
+from recipe.hub.hashing import sha256_file
+
+log = logging.getLogger(__name__)
+
+MANIFEST_NAME = "download_manifest.json"
+UNSAFE_PATTERNS = ["*.bin", "*.pt", "*.pth", "*.pkl", "*.pickle", "*.ckpt", "*.joblib", "*.npy", "*.npz",
+                   "*.py", "*.pyc", "*.so", "*.sh"]
+
+
+def default_local_dir(section: HubSection, artifact: HubArtifact) -> Path:
+    return Path(section.download_dir) / artifact.repo_id
+
+
+def resolve_patterns(artifact: HubArtifact, subsets: list[str] | None) -> tuple[list[str], list[str]]:
+    """(chosen subsets, allow_patterns); raises a clear error for an unknown subset."""
+    chosen = list(subsets) if subsets else list(artifact.default_subsets or artifact.subsets)
+    unknown = [s for s in chosen if s not in artifact.subsets]
+    if unknown:
+        raise HubError(f"unknown subset(s) {unknown} for {artifact.repo_id}: choose from "
+                       f"{', '.join(sorted(artifact.subsets))}")
+    patterns = list(dict.fromkeys(artifact.always + [p for s in chosen for p in artifact.subsets[s]]))
+    return chosen, patterns
+
+
+def _matches(path: str, allow: list[str], ignore: list[str]) -> bool:
+    return any(fnmatch.fnmatch(path, p) for p in allow) and not any(fnmatch.fnmatch(path, p) for p in ignore)
+
+
+def download_artifact(
+    section: HubSection,
+    artifact_name: str,
+    *,
+    subsets: list[str] | None = None,
+    revision: str | None = None,
+    local_dir: Path | str | None = None,
+    endpoint: str | None = None,
+    allow_unsafe: bool = False,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Download one released artifact; returns (and writes) its download manifest."""
+    from huggingface_hub import HfApi, __version__ as hub_version, snapshot_download
+
+    artifact = section.artifact(artifact_name)
+    endpoint = current_endpoint(endpoint)
+    requested = revision or artifact.revision
+    chosen, allow = resolve_patterns(artifact, subsets)
+    ignore = [] if allow_unsafe else UNSAFE_PATTERNS
+    target = Path(local_dir) if local_dir else default_local_dir(section, artifact)
+    target.mkdir(parents=True, exist_ok=True)
+    if len(requested) != 40:
+        log.warning("revision %r of %s is not a commit: the download is not pinned. Pin it with "
+                    "hub.<artifact>.revision=<resolved_commit from %s>", requested, artifact.repo_id,
+                    target / MANIFEST_NAME)
+
+    api = HfApi(endpoint=endpoint)
+    with hub_errors(artifact.repo_id, artifact.repo_type, endpoint, requested):
+        info = api.repo_info(artifact.repo_id, repo_type=artifact.repo_type, revision=requested,
+                             files_metadata=True)
+        commit = info.sha
+        remote = {s.rfilename: s for s in (info.siblings or [])}
+        wanted = sorted(p for p in remote if _matches(p, allow, ignore))
+        if not wanted:
+            raise HubError(f"no file of {artifact.repo_id}@{commit[:12]} matches {allow}: check the subsets "
+                           f"(remote files: {sorted(remote)[:20]})")
+        snapshot_download(artifact.repo_id, repo_type=artifact.repo_type, revision=commit, local_dir=target,
+                          allow_patterns=allow, ignore_patterns=ignore or None, endpoint=endpoint,
+                          max_workers=section.max_workers,
+                          tqdm_class=None if progress else _silent_tqdm())
+    files = []
+    for rel in wanted:
+        path = target / rel
+        digest = sha256_file(path)
+        lfs = getattr(remote[rel], "lfs", None)
+        expected = getattr(lfs, "sha256", None) if lfs else None
+        if expected and expected != digest:
+            raise HubError(f"{path}: sha256 {digest} differs from the Hub's {expected}; delete the file and "
+                           "download again")
+        files.append({"path": rel, "size": path.stat().st_size, "sha256": digest})
+    skipped = sorted(p for p in remote if _matches(p, allow, []) and not _matches(p, allow, ignore))
+    stale = sorted(str(p.relative_to(target)) for p in target.rglob("*")
+                   if p.is_file() and ".cache" not in p.relative_to(target).parts and p.name != MANIFEST_NAME
+                   and str(p.relative_to(target)) not in remote)
+    manifest = {
+        "repo_id": artifact.repo_id,
+        "repo_type": artifact.repo_type,
+        "endpoint": public_endpoint(endpoint),
+        "requested_revision": requested,
+        "resolved_commit": commit,
+        "pinned": requested == commit,
+        "subsets": chosen,
+        "allow_patterns": allow,
+        "ignore_patterns": ignore,
+        "unsafe_files_skipped": skipped,
+        "stale_local_files": stale,
+        "license": artifact.license,
+        "files": files,
+        "total_bytes": sum(f["size"] for f in files),
+        "huggingface_hub_version": hub_version,
+        "downloaded_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+    }
+    from recipe.runs.layout import write_json_atomic
+
+    write_json_atomic(target / MANIFEST_NAME, manifest)
+    return manifest
+
+
+def _silent_tqdm():
+    from tqdm.auto import tqdm
+
+    class _Silent(tqdm):
+        def __init__(self, *args, **kwargs):
+            kwargs["disable"] = True
+            super().__init__(*args, **kwargs)
+
+    return _Silent

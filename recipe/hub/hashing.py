@@ -1,0 +1,25 @@
+"""File hashes used by download manifests and publish comparisons (sha256, and git's blob sha1)."""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+_CHUNK = 1 << 20
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(_CHUNK), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def git_blob_sha1(path: Path) -> str:
+    """Git's object id of a file's bytes (what the Hub reports as ``blob_id`` for non-LFS files)."""
+    size = Path(path).stat().st_size
+    h = hashlib.sha1(f"blob {size}\0".encode())
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(_CHUNK), b""):
+            h.update(block)
+    return h.hexdigest()
