@@ -1,4 +1,84 @@
-"""Placeholder for `recipe data` (replaced by its owner)."""
+"""``recipe data``: curate training data and write dataset cards (issue #4).
+
+    recipe data curate --input FILE_OR_DIR... [--format auto|nemo_gym|messages|normalized]
+                       [--decontaminate-against FILE...] --out DIR [--profile tiny|paper] [--backend inprocess|ray]
+    recipe data card --report DIR_OR_REPORT_JSON [--out README.md] [--name NAME]
+    recipe data card --released [--out-dir data_cards/released] [--profile paper]
+
+``curate`` calls :func:`recipe.data.curate.curate`, the same function the data notebook calls, and prints
+the count table; the exit code is 0 when the counts reconcile (quarantined rows are reported, not errors).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
 import typer
 
-app = typer.Typer(help="recipe data (not available yet)", no_args_is_help=True)
+app = typer.Typer(help="Curate released and tiny data; write data cards.", no_args_is_help=True)
+
+
+def _data_section(profile: str, overrides: list[str]):
+    from recipe.config import load_config
+    return load_config(profile, overrides=overrides).data
+
+
+@app.command()
+def curate(
+    input: List[Path] = typer.Option(..., "--input", "-i", help="JSONL file or directory (Hub-layout or plain); repeatable."),
+    out: Path = typer.Option(..., "--out", "-o", help="Output directory (records/, nemo_gym/, sft/, pools/, report.json)."),
+    format: str = typer.Option("auto", "--format", help="Row format: auto, nemo_gym, messages or normalized."),
+    decontaminate_against: List[Path] = typer.Option([], "--decontaminate-against", "-d",
+                                                     help="Evaluation file (JSONL/JSON/txt); repeatable."),
+    profile: str = typer.Option("tiny", "--profile", help="Config profile whose `data` section is used."),
+    set_: List[str] = typer.Option([], "--set", help="Config override, e.g. data.dedup.threshold=0.9; repeatable."),
+    backend: Optional[str] = typer.Option(None, "--backend", help="inprocess or ray (default: data.backend)."),
+) -> None:
+    """Normalize, quarantine, decontaminate, deduplicate, split and write INPUTs to OUT."""
+    from rich.console import Console
+    from recipe.data.curate import curate as run_curate
+    from recipe.data.report import report_table
+
+    console = Console()
+    try:
+        data = _data_section(profile, list(set_))
+        rep = run_curate(input, out, fmt=format, decontaminate_against=decontaminate_against, config=data,
+                         backend=backend, progress=True)
+    except ValueError as e:
+        console.print(f"[red]error:[/] {e}")
+        raise typer.Exit(2)
+    console.print(report_table(rep).to_string())
+    if rep.quarantined:
+        console.print(f"[yellow]{rep.quarantined} rows quarantined[/] (reasons: {rep.quarantined_by_reason}); "
+                      f"see {out / 'quarantine.jsonl'}")
+    console.print(f"report: {out / 'report.json'}  card: {out / 'README.md'}  reconciles: {rep.reconciles}")
+
+
+@app.command()
+def card(
+    report: Optional[Path] = typer.Option(None, "--report", help="report.json or a curation output directory."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Card path (default: README.md beside the report)."),
+    name: Optional[str] = typer.Option(None, "--name", help="Dataset name in the card (default: output dir name)."),
+    released: bool = typer.Option(False, "--released", help="Write cards for the NVIDIA releases we consume."),
+    out_dir: Path = typer.Option(Path("data_cards/released"), "--out-dir", help="Where --released cards go."),
+    profile: str = typer.Option("paper", "--profile", help="Profile whose pinned revisions go into --released cards."),
+) -> None:
+    """Write a Hugging Face dataset card from a curation report, or the cards of the released datasets."""
+    from recipe.data.cards import write_curated_card, write_released_cards
+    from recipe.data.curate import CurationReport
+
+    if released:
+        for p in write_released_cards(_data_section(profile, []), out_dir):
+            typer.echo(f"wrote {p}")
+        return
+    if report is None:
+        typer.echo("error: pass --report DIR_OR_REPORT_JSON, or --released", err=True)
+        raise typer.Exit(2)
+    rep_path = report / "report.json" if report.is_dir() else report
+    if not rep_path.is_file():
+        typer.echo(f"error: {rep_path} not found; run `recipe data curate ... --out DIR` first", err=True)
+        raise typer.Exit(2)
+    rep = CurationReport.load(rep_path)
+    target = out or rep_path.parent / "README.md"
+    write_curated_card(rep, target, name=name or rep_path.parent.name)
+    typer.echo(f"wrote {target}")
