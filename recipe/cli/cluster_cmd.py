@@ -1,4 +1,135 @@
-"""Placeholder for `recipe cluster` (replaced by its owner)."""
-import typer
+"""``recipe cluster lock|render|submit|status``: NeMo-RL on Slurm from the same config (docs/RUN_AT_SCALE.md).
 
-app = typer.Typer(help="recipe cluster (not available yet)", no_args_is_help=True)
+Rendering is a dry run; only ``submit --submit`` calls ``sbatch``. Every command prints what it wrote.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from rich.console import Console
+
+console = Console()
+app = typer.Typer(help="Render, submit and monitor NeMo-RL jobs on Slurm (pinned container, same config).",
+                  no_args_is_help=True, pretty_exceptions_enable=False)
+
+_ERRORS: tuple[type[BaseException], ...] = (ValueError, FileNotFoundError, KeyError, RuntimeError)
+
+
+def _fail(msg: str) -> None:
+    console.print(f"[bold red]error:[/] {msg}")
+    raise typer.Exit(2)
+
+
+def _render(profile: Optional[str], stage: str, run_id: str, out: Optional[Path], allow_unpinned: bool,
+            allow_dirty: bool, set_: list[str]):
+    from recipe.cluster import notebook_api
+
+    return notebook_api.render_stage(run_id, stage, allow_unpinned=allow_unpinned, allow_dirty=allow_dirty,
+                                     profile=profile, overrides=tuple(set_), out=out)
+
+
+@app.command("lock")
+def lock(
+    tool: Optional[str] = typer.Option(None, help="skopeo | docker | enroot (default: the first one installed)."),
+    nemo_rl_dir: Optional[Path] = typer.Option(None, help="NeMo-RL clone at the pinned tag: records submodule SHAs."),
+    fingerprint: Optional[str] = typer.Option(None, help="Container fingerprint (cat /opt/nemo_rl_container_fingerprint)."),
+    fingerprint_from_image: bool = typer.Option(False, help="Read the fingerprint by running the image (docker)."),
+    lock_file: Path = typer.Option(Path("containers/nemo-rl.lock.json"), help="Lock file to update."),
+    skip_digest: bool = typer.Option(False, help="Do not query the registry (only record SHAs / fingerprint)."),
+) -> None:
+    """Resolve the release image's digest (registry) and record it, the submodule SHAs and the fingerprint."""
+    from recipe.cluster import lock as L
+
+    try:
+        cur = L.read_lock(lock_file)
+        digest = used = None
+        if not skip_digest:
+            digest, used = L.resolve_digest(cur.image, cur.tag, tool=tool)
+            console.print(f"{cur.image}:{cur.tag} -> {digest} (via {used})")
+        subs = L.submodule_shas(nemo_rl_dir) if nemo_rl_dir else None
+        new = L.update_lock(lock_file, digest=digest, tool=used, submodules=subs, fingerprint=fingerprint)
+        if fingerprint_from_image:
+            fp = L.fingerprint_from_image(new, tool or "docker")
+            new = L.update_lock(lock_file, fingerprint=fp)
+        console.print(f"wrote {lock_file}: digest={new.digest} fingerprint={new.container_fingerprint}")
+    except _ERRORS as e:
+        _fail(str(e))
+
+
+@app.command("render")
+def render(
+    stage: str = typer.Option(..., help="Stage of the plan (sft, if_rl, ..., swe_rl) or 'all' for the cascade."),
+    run_id: str = typer.Option(..., help="Run id: files go to runs/<id>/<NN>_<stage>/cluster/."),
+    profile: Optional[str] = typer.Option(None, help="Profile (default: the run's config.yaml, else paper)."),
+    out: Optional[Path] = typer.Option(None, help="Write the job files here instead of the run's stage dir."),
+    allow_unpinned: bool = typer.Option(False, help="Render although the lock has no image digest (recorded)."),
+    allow_dirty: bool = typer.Option(False, help="Render from a git tree with uncommitted changes (recorded)."),
+    set_: List[str] = typer.Option([], "--set", "-s", help="Config override key=value (repeatable)."),
+    diff: bool = typer.Option(False, help="Print our keys vs the NeMo-RL release defaults."),
+) -> None:
+    """Write the NeMo-RL YAML, launch.sh (sbatch around ray.sub), convert.sh and provenance. Submits nothing."""
+    from recipe.cluster import notebook_api
+    from recipe.config import STAGE_PLAN, ConfigError
+
+    stages = list(STAGE_PLAN) if stage == "all" else [stage]
+    try:
+        for s in stages:
+            res = _render(profile, s, run_id, out / s if (out and stage == "all") else out, allow_unpinned,
+                          allow_dirty, set_)
+            for w in res.warnings:
+                console.print(f"[yellow]warning:[/] {w}")
+            for f in res.files:
+                console.print(f"wrote {f}")
+            if diff:
+                console.print(notebook_api.config_diff(res), markup=False)
+    except (*_ERRORS, ConfigError) as e:
+        _fail(str(e))
+
+
+@app.command("submit")
+def submit(
+    stage: str = typer.Option(...),
+    run_id: str = typer.Option(...),
+    profile: Optional[str] = typer.Option(None),
+    allow_unpinned: bool = typer.Option(False),
+    allow_dirty: bool = typer.Option(False),
+    set_: List[str] = typer.Option([], "--set", "-s"),
+    do_submit: bool = typer.Option(False, "--submit", help="Actually call sbatch (default: print the commands)."),
+) -> None:
+    """Render the stage, then submit its launch script(s) only with --submit."""
+    from recipe.cluster import notebook_api
+    from recipe.config import ConfigError
+
+    try:
+        res = _render(profile, stage, run_id, None, allow_unpinned, allow_dirty, set_)
+        cmds = notebook_api.submit(res, submit=do_submit)
+        for c in cmds:
+            console.print(("submitted: " if do_submit else "dry run (add --submit): ") + c)
+    except (*_ERRORS, ConfigError) as e:
+        _fail(str(e))
+
+
+@app.command("status")
+def status(
+    run_id: str = typer.Option(...),
+    stage: Optional[str] = typer.Option(None, help="One stage (default: every rendered stage)."),
+) -> None:
+    """Read NeMo-RL checkpoints + TensorBoard logs into manifest.json / metrics.jsonl / validation.json."""
+    from recipe.cluster.status import collect
+    from recipe.config import STAGE_PLAN
+    from recipe.runs.layout import RunDir
+
+    run = RunDir.for_id(run_id)
+    stages = [stage] if stage else [s for s in STAGE_PLAN if (run.read_manifest(s) or {}).get("cluster")]
+    if not stages:
+        _fail(f"run {run_id!r} has no rendered cluster stage ({run.path})")
+    try:
+        for s in stages:
+            m = collect(run, s)
+            prog = ", ".join(f"{j}: step {p['latest_checkpoint_step']}/{p['max_steps']}"
+                             for j, p in m.get("progress", {}).items())
+            console.print(f"{s}: {m['status']} ({prog})")
+    except _ERRORS as e:
+        _fail(str(e))

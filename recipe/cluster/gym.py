@@ -1,0 +1,146 @@
+"""Stage -> NeMo-Gym wiring: environments, agent names, data paths, and the MOPD teacher map.
+
+NeMo-RL routes each JSONL row by ``row["agent_ref"]["name"]`` and starts the Gym servers listed in
+``env.nemo_gym.config_paths``, which must begin with the ``*_for_training`` vLLM model config (NEMO_RL.md §4).
+``DOMAIN_GYM`` maps our domain names (``domains.names`` of the profiles) to the Gym resources-server config and
+its agent. Server configs named in NVIDIA's own v0.7.0 configs (``grpo_nanov3.yaml``) are marked ``verified``;
+the others (GenRM, LLM judge, SWE agents) are NEMO_RL.md §3.1's [inferred] choices and are reported as such in
+every rendered header.
+
+MOPD (RECIPE.md §6): one teacher per example, chosen by the row's agent. ``teacher_map`` turns the run's
+``teachers.json`` (``{domain: {"stage", "checkpoint", "score"}}``) and ``mopd.teacher_routing`` into
+``on_policy_distillation.teacher_model_by_agent_name``. Domains without a verifier in MOPD (RLHF, code) use the
+replication's pass-through agents ``rlhf_opd_simple_agent`` / ``code_opd_simple_agent`` (simple_agent with
+``skip_verification: true``; yifu/mopd_cascade branch, not in v0.7.0's YAML).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+VLLM_FOR_TRAINING = "responses_api_models/vllm_model/configs/vllm_model_for_training.yaml"
+
+
+@dataclass(frozen=True)
+class GymEnv:
+    config_path: str
+    agent: str
+    verified: bool  # the config path appears in an NVIDIA v0.7.0 config
+    server: str     # resources-server name (key of env.nemo_gym.<server> overrides)
+
+
+DOMAIN_GYM: dict[str, GymEnv] = {
+    "math": GymEnv("resources_servers/math_with_judge/configs/math_with_judge.yaml",
+                   "math_with_judge_simple_agent", True, "math_with_judge"),
+    "instruction_following": GymEnv("resources_servers/instruction_following/configs/instruction_following.yaml",
+                                    "instruction_following_simple_agent", True, "instruction_following"),
+    "mcqa": GymEnv("resources_servers/mcqa/configs/mcqa.yaml", "mcqa_simple_agent", True, "mcqa"),
+    "workplace_tools": GymEnv("resources_servers/workplace_assistant/configs/workplace_assistant.yaml",
+                              "workplace_assistant_simple_agent", True, "workplace_assistant"),
+    "structured_output": GymEnv("resources_servers/structured_outputs/configs/structured_outputs_json.yaml",
+                                "structured_outputs_simple_agent", True, "structured_outputs"),
+    "code": GymEnv("resources_servers/code_gen/configs/code_gen.yaml", "code_gen_simple_agent", True, "code_gen"),
+    # [inferred] NEMO_RL.md §3.1: GenRM comparison, LLM judge, SWE agents.
+    "rlhf": GymEnv("resources_servers/genrm_compare/configs/genrm_compare.yaml",
+                   "genrm_compare_simple_agent", False, "genrm_compare"),
+    "long_context": GymEnv("resources_servers/equivalence_llm_judge/configs/equivalence_llm_judge.yaml",
+                           "equivalence_llm_judge_simple_agent", False, "equivalence_llm_judge"),
+    "swe": GymEnv("responses_api_agents/swe_agents/configs/swebench_openhands_training.yaml",
+                  "swe_agents", False, "swe_agents"),
+}
+
+# MOPD pass-through agents for domains scored by no verifier (replication config, NEMO_RL.md §5).
+MOPD_PASSTHROUGH = {"rlhf": "rlhf_opd_simple_agent", "code": "code_opd_simple_agent"}
+
+# Server overrides NVIDIA's grpo_nanov3.yaml sets for servers we use (kept so the merge result is explicit).
+SERVER_OVERRIDES: dict[str, dict[str, Any]] = {
+    "math_with_judge": {"resources_servers": {"math_with_judge": {
+        "judge_model_server": {"name": "policy_model"}, "should_use_judge": False}}},
+}
+
+
+def _passthrough_block(resources_server: str) -> dict[str, Any]:
+    return {"responses_api_agents": {"simple_agent": {
+        "entrypoint": "app.py", "skip_verification": True,
+        "model_server": {"type": "responses_api_models", "name": "policy_model"},
+        "resources_server": {"type": "resources_servers", "name": resources_server}}}}
+
+
+def envs_for(domains: list[str], *, mopd: bool = False) -> list[GymEnv]:
+    unknown = [d for d in domains if d not in DOMAIN_GYM]
+    if unknown:
+        raise ValueError(f"no NeMo-Gym environment for domain(s) {unknown}; known: {sorted(DOMAIN_GYM)} "
+                         f"(add one to recipe.cluster.gym.DOMAIN_GYM)")
+    out = []
+    for d in domains:
+        if mopd and d in MOPD_PASSTHROUGH:
+            continue  # served by a pass-through agent, no resources server of its own
+        if DOMAIN_GYM[d] not in out:
+            out.append(DOMAIN_GYM[d])
+    return out
+
+
+def agent_for(domain: str, *, mopd: bool) -> str:
+    if mopd and domain in MOPD_PASSTHROUGH:
+        return MOPD_PASSTHROUGH[domain]
+    return DOMAIN_GYM[domain].agent
+
+
+def gym_overrides(domains: list[str], *, mopd: bool) -> dict[str, Any]:
+    """``env.*`` keys (nested) for a stage: Gym on, config paths, server overrides, MOPD pass-through agents."""
+    envs = envs_for(domains, mopd=mopd)
+    nemo_gym: dict[str, Any] = {"config_paths": [VLLM_FOR_TRAINING] + [e.config_path for e in envs]}
+    for e in envs:
+        if e.server in SERVER_OVERRIDES:
+            nemo_gym[e.server] = SERVER_OVERRIDES[e.server]
+    if mopd:
+        anchor = envs[0].server if envs else "math_with_judge"
+        for d in domains:
+            if d in MOPD_PASSTHROUGH:
+                nemo_gym[MOPD_PASSTHROUGH[d]] = _passthrough_block(anchor)
+    return {"should_use_nemo_gym": True, "nemo_gym": nemo_gym}
+
+
+def data_paths(data_dir: Path) -> dict[str, str]:
+    """NeMo-Gym JSONL rows for a stage (NEMO_RL.md §4): ``<dir>/train.jsonl`` and ``<dir>/validation.jsonl``."""
+    return {"train": str(data_dir / "train.jsonl"), "validation": str(data_dir / "validation.jsonl")}
+
+
+def unverified(domains: list[str]) -> list[str]:
+    return [DOMAIN_GYM[d].config_path for d in domains if d in DOMAIN_GYM and not DOMAIN_GYM[d].verified]
+
+
+class TeacherError(ValueError):
+    """teachers.json cannot provide a teacher for a routed domain; the message names domain, slot and fix."""
+
+
+def teacher_map(teachers_path: Path, routing: dict[str, str], domains: list[str],
+                stage_checkpoint: "callable[[str], Path]") -> tuple[dict[str, str], dict[str, Any]]:
+    """(agent -> teacher HF checkpoint, provenance per agent) for MOPD.
+
+    ``teachers.json[domain]["checkpoint"]`` wins (it records the selection actually made); a ``stage:<name>``
+    slot without an entry falls back to that stage's converted checkpoint. Anything else missing raises.
+    """
+    teachers = json.loads(Path(teachers_path).read_text()) if Path(teachers_path).exists() else {}
+    out: dict[str, str] = {}
+    prov: dict[str, Any] = {}
+    for domain in domains:
+        slot = routing.get(domain)
+        agent = agent_for(domain, mopd=True)
+        entry = teachers.get(domain)
+        if entry and entry.get("checkpoint"):
+            out[agent] = str(entry["checkpoint"])
+            prov[agent] = {"domain": domain, "slot": slot, **entry}
+        elif slot and slot.startswith("stage:"):
+            ckpt = stage_checkpoint(slot.split(":", 1)[1])
+            out[agent] = str(ckpt)
+            prov[agent] = {"domain": domain, "slot": slot, "stage": slot.split(":", 1)[1], "checkpoint": str(ckpt),
+                           "score": None}
+        else:
+            raise TeacherError(
+                f"MOPD: no teacher for domain {domain!r} (routing slot {slot!r}): {teachers_path} has no entry "
+                f"{{\"{domain}\": {{\"stage\": ..., \"checkpoint\": <HF dir>, \"score\": ...}}}}. Run the teacher "
+                f"stages (and validation) first, or write the entry by hand.")
+    return out, prov

@@ -1,0 +1,273 @@
+"""Render one cascade stage (or the whole cascade) as NeMo-RL jobs into the run layout. A dry run: nothing is
+submitted here (``recipe cluster submit --submit`` does that).
+
+For stage S of run R, ``render_stage`` writes into ``runs/R/<NN>_S/cluster/`` (or ``--out``):
+
+* ``<job>.yaml``   NeMo-RL config: ``defaults:`` the release's base config inside the container
+                   (``/opt/nemo-rl/examples/...``) plus only our overrides — every hyperparameter from the profile
+                   through ``keymap``, resources from ``cluster.stages``, Gym environments and data paths from
+                   ``gym``, checkpoint dir from ``resume``, ``checkpoint_must_save_by`` = time limit − margin;
+                   stage N+1's ``policy.model_name`` is stage N's converted HF checkpoint (``<NN>_<prev>/checkpoint``).
+* ``<job>.launch.sh``  sbatch around ``ray.sub`` (``sbatch``); ``<job>.convert.sh``  post-stage HF conversion.
+* ``code/``        the code snapshot the job runs (fingerprint check + lock); ``provenance.json``.
+
+``swe_rl`` renders two jobs, ``agentless`` then ``agentic`` (RECIPE.md §4.1 7a/7b); the agentless result is
+converted into ``<NN>_swe_rl/agentless_checkpoint`` and is the agentic job's input. The stage's
+``manifest.json`` (status ``pending``, backend ``cluster``) and ``run.json`` (``cluster`` provenance, container
+digest) are updated; a stage whose manifest says ``done`` is refused.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Optional
+
+from recipe.cluster import gym, keymap, provenance, sbatch
+from recipe.cluster.lock import read_lock, require_pinned
+from recipe.cluster.nrl_yaml import dump_yaml
+from recipe.cluster.release import BASE_CONFIGS, CONTAINER_SOURCE_DIR, ENTRY_POINTS, RELEASE_TAG, stage_kind
+from recipe.cluster.resume import plan_resume
+from recipe.config.cluster_section import parse_slurm_time
+from recipe.config.schema import STAGE_PLAN
+from recipe.runs.layout import RunDir, write_text_atomic
+
+
+@dataclass
+class JobRender:
+    name: str                   # "if_rl" or "swe_rl_agentless"
+    kind: str                   # sft | grpo | mopd
+    config_path: Path
+    launch_path: Path
+    convert_path: Path
+    overrides: dict[str, Any]   # flat dotted NeMo-RL key -> value we set
+    checkpoint_dir: Path        # NeMo-RL step_N dir root
+    hf_out: Path                # converted HF checkpoint
+    input_model: str
+    resume_step: Optional[int]
+    base_config: str            # release path of the defaults parent
+
+
+@dataclass
+class RenderResult:
+    run_id: str
+    stage: str
+    out_dir: Path
+    jobs: list[JobRender]
+    provenance_path: Path
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def files(self) -> list[Path]:
+        out = [self.provenance_path]
+        for j in self.jobs:
+            out += [j.config_path, j.launch_path, j.convert_path]
+        return out
+
+
+def must_save_by(time_limit: str, margin_min: int) -> str:
+    """NeMo-RL ``checkpoint_must_save_by`` (``DD:HH:MM:SS``) = Slurm limit − margin (4 h − 20 min = 00:03:40:00)."""
+    s = parse_slurm_time(time_limit) - margin_min * 60
+    if s <= 0:
+        raise ValueError(f"checkpoint margin {margin_min} min does not fit in time limit {time_limit}")
+    d, s = divmod(s, 86400)
+    h, s = divmod(s, 3600)
+    m, s = divmod(s, 60)
+    return f"{d:02d}:{h:02d}:{m:02d}:{s:02d}"
+
+
+def nest(flat: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in flat.items():
+        node = out
+        parts = key.split(".")
+        for p in parts[:-1]:
+            node = node.setdefault(p, {})
+            if not isinstance(node, dict):
+                raise ValueError(f"key {key}: {p} is already a scalar")
+        node[parts[-1]] = value
+    return out
+
+
+def _jobs_of(cfg, stage: str) -> list[tuple[str, Any, str]]:
+    """(job name, stage section, resources key) for a stage."""
+    if stage == "swe_rl":
+        return [("swe_rl_agentless", cfg.swe_rl.agentless, "swe_rl_agentless"),
+                ("swe_rl_agentic", cfg.swe_rl.agentic, "swe_rl_agentic")]
+    return [(stage, cfg.stage(stage), stage)]
+
+
+def previous_output(run: RunDir, stage: str) -> Path:
+    i = STAGE_PLAN.index(stage)
+    return run.checkpoint_dir(STAGE_PLAN[i - 1])
+
+
+def render_stage(cfg, run: RunDir, stage: str, *, out: Optional[Path] = None, allow_unpinned: bool = False,
+                 allow_dirty: bool = False, project_root: Path = provenance.PROJECT_ROOT,
+                 apply_resume: bool = True) -> RenderResult:
+    if stage not in STAGE_PLAN:
+        raise KeyError(f"unknown stage {stage!r}; the plan is {', '.join(STAGE_PLAN)}")
+    manifest = run.read_manifest(stage) or {}
+    if manifest.get("status") == "done":
+        raise RuntimeError(f"{run.manifest_path(stage)} says {stage} is done; render into a new run id instead of "
+                           f"overwriting a finished stage")
+    cl = cfg.cluster
+    lock_path = project_root / cl.container.lock_file
+    lock = read_lock(lock_path)
+    warnings = require_pinned(lock, lock_path, allow_unpinned=allow_unpinned)
+    git = provenance.git_state(project_root)
+    warnings += provenance.check_clean(git, allow_dirty=allow_dirty, root=project_root)
+
+    stage_dir = run.stage_dir(stage)
+    out_dir = Path(out).resolve() if out else stage_dir / "cluster"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    snapshot = provenance.snapshot_code(out_dir / "code", state=git, root=project_root)
+    snap_lock = snapshot / cl.container.lock_file
+    if not snap_lock.is_file():  # the lock must travel with the snapshot (it is what the job checks against)
+        snap_lock.parent.mkdir(parents=True, exist_ok=True)
+        snap_lock.write_text(lock_path.read_text())
+    container = f"file://{cl.container.sqsh}" if cl.container.sqsh else lock.pyxis_ref
+    if cl.container.sqsh:
+        container = cl.container.sqsh
+
+    data_root = Path(cl.data_root) if cl.data_root else run.path / "nemo_gym_data"
+    mounts = [f"{run.path.parent}:{run.path.parent}", *cl.mounts]
+    if cl.data_root:
+        mounts.append(f"{cl.data_root}:{cl.data_root}")
+    if cl.hf_home:
+        mounts.append(f"{cl.hf_home}:{cl.hf_home}")
+    if str(out_dir).startswith(str(run.path.parent)) is False:
+        mounts.append(f"{out_dir}:{out_dir}")
+
+    jobs: list[JobRender] = []
+    job_prov: dict[str, Any] = {}
+    input_model = cfg.model.name if stage == "sft" else str(previous_output(run, stage))
+    input_revision = cfg.model.revision if stage == "sft" else None
+    for job_name, section, res_key in _jobs_of(cfg, stage):
+        kind = stage_kind(stage, getattr(section, "advantage_estimator", None))
+        res = cl.resources(res_key)
+        phase = job_name.removeprefix(f"{stage}_") if job_name != stage else None
+        nemo_dir = stage_dir / "nemo_rl" / (phase or "")
+        plan = plan_resume(nemo_dir, cl.resume, apply=apply_resume)
+        hf_out = (stage_dir / f"{phase}_checkpoint") if phase == "agentless" else run.checkpoint_dir(stage)
+        time_limit = res.time_limit or cl.time_limit
+        flat: dict[str, Any] = {}
+        flat.update(keymap.stage_values(section, kind))
+        flat.update(keymap.resource_overrides(res, kind))
+        flat.update({
+            "policy.model_name": input_model,
+            "checkpointing.enabled": True,
+            "checkpointing.checkpoint_dir": str(plan.checkpoint_dir),
+            "checkpointing.checkpoint_must_save_by": must_save_by(time_limit, cl.checkpoint_must_save_by_margin_min),
+            "checkpointing.save_optimizer": True,   # resume continues warm-up/schedule (NEMO_RL.md §7)
+            "logger.log_dir": str(nemo_dir / "logs"),
+            "logger.tensorboard_enabled": True,     # `recipe cluster status` reads the TensorBoard scalars
+            "logger.wandb_enabled": False,
+        })
+        data_dir = data_root / stage / (phase or "")
+        dpaths = gym.data_paths(data_dir)
+        nested = nest(flat)
+        deviations: list[str] = []
+        if kind == "sft":
+            nested["data"] = {
+                "train": {"_override_": True, "dataset_name": "openai_format", "data_path": dpaths["train"],
+                          "chat_key": "messages", "tool_key": "tools", "use_preserving_dataset": True},
+                "validation": {"_override_": True, "dataset_name": "openai_format",
+                               "data_path": dpaths["validation"], "chat_key": "messages", "tool_key": "tools",
+                               "use_preserving_dataset": True},
+                **nested.get("data", {}),
+            }
+        else:
+            mopd = kind == "mopd"
+            nested.setdefault("data", {}).update({"train": {"data_path": dpaths["train"]},
+                                                  "validation": {"data_path": dpaths["validation"]}})
+            nested["env"] = gym.gym_overrides(section.domains, mopd=mopd)
+            for p in gym.unverified(section.domains if not mopd else []):
+                deviations.append(f"Gym server config {p} is NEMO_RL.md §3.1's [inferred] choice, not in NVIDIA's "
+                                  f"v0.7.0 configs")
+            if getattr(section, "prompt_mask_max_reward", None) is not None:
+                deviations.append(f"prompt_mask_max_reward={section.prompt_mask_max_reward}: NeMo-RL v0.7.0 has no "
+                                  f"prompt-level max-reward loss mask; it must be applied Gym-side (not rendered)")
+            if mopd:
+                tmap, tprov = gym.teacher_map(run.teachers_path, section.teacher_routing, section.domains,
+                                              run.checkpoint_dir)
+                opd = nested.setdefault("on_policy_distillation", {})
+                opd["teacher_model_by_agent_name"] = tmap
+                opd["default_teacher_alias"] = gym.agent_for(section.domains[0], mopd=True)
+                job_prov["teachers"] = tprov
+                n_teachers = len(set(tmap.values()))
+                need = res.parallelism and (res.generation_nodes or 0) + n_teachers * res.teachers.nodes_per_teacher
+                if need >= res.nodes:
+                    raise ValueError(f"cluster.stages.mopd: {res.nodes} nodes cannot hold {res.generation_nodes or 0} "
+                                     f"generation nodes + {n_teachers} teachers x {res.teachers.nodes_per_teacher} "
+                                     f"node(s) and still leave policy nodes; raise nodes")
+        base = BASE_CONFIGS[kind]  # type: ignore[index]
+        header = [f"NeMo-RL {RELEASE_TAG} config for run {run.run_id}, {job_name} ({kind}); rendered by "
+                  f"`recipe cluster render` — do not edit, re-render.",
+                  f"Inherits {base} from the pinned image; keys below are the recipe's overrides."]
+        header += [f"WARNING: {w}" for w in warnings] + [f"DEVIATION: {d}" for d in deviations]
+        text = "".join(f"# {h}\n" for h in header) + dump_yaml({"defaults": f"{CONTAINER_SOURCE_DIR}/{base}", **nested})
+        cfg_path = out_dir / f"{job_name}.yaml"
+        write_text_atomic(cfg_path, text)
+
+        convert_path = out_dir / f"{job_name}.convert.sh"
+        steps = getattr(section, "steps", None)
+        write_text_atomic(convert_path, sbatch.convert_script(
+            checkpoint_dir=str(plan.checkpoint_dir), hf_out=str(hf_out), input_model=input_model,
+            input_revision=input_revision, max_steps=steps))
+        env = {"HF_HOME": cl.hf_home} if cl.hf_home else {}
+        spec = sbatch.LaunchSpec(
+            job_name=f"recipe-{run.run_id}-{job_name}", nodes=res.nodes, gpus_per_node=res.gpus_per_node,
+            time_limit=time_limit, account=cl.account, partition=cl.partition, container=container,
+            mounts=mounts, snapshot_dir=str(snapshot), lock_file=str(snap_lock), entry_point=ENTRY_POINTS[kind],  # type: ignore[index]
+            config_path=str(cfg_path), log_dir=str(nemo_dir / "slurm_logs"), convert_script=str(convert_path),
+            env=env, warnings=warnings, allow_unpinned=allow_unpinned,
+            requires_env=["HF_TOKEN"] if kind == "sft" else [])
+        launch_path = out_dir / f"{job_name}.launch.sh"
+        write_text_atomic(launch_path, sbatch.launch_script(spec))
+        launch_path.chmod(0o755)
+        convert_path.chmod(0o755)
+        jobs.append(JobRender(job_name, kind, cfg_path, launch_path, convert_path, flat, plan.checkpoint_dir,
+                              hf_out, input_model, plan.resume_step, base))
+        job_prov[job_name] = {
+            "kind": kind, "config": str(cfg_path), "config_sha256": provenance.sha256_text(text),
+            "base_config": base, "entry_point": ENTRY_POINTS[kind],  # type: ignore[index]
+            "input_model": input_model, "input_revision": input_revision,
+            "checkpoint_dir": str(plan.checkpoint_dir), "log_dir": str(nemo_dir / "logs"), "max_steps": steps,
+            "domains": list(getattr(section, "domains", []) or []), "resume": {"policy": cl.resume, "step": plan.resume_step,
+                                                                   "moved_aside": plan.moved_aside},
+            "hf_checkpoint": str(hf_out), "data": provenance.data_revisions(data_dir), "deviations": deviations,
+            "nodes": res.nodes, "gpus_per_node": res.gpus_per_node, "time_limit": time_limit,
+        }
+        input_model, input_revision = str(hf_out), None  # SWE agentic continues from agentless
+
+    from recipe.config import config_hash
+    prov = {
+        "rendered_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "run_id": run.run_id, "stage": stage, "profile": cfg.profile,
+        "git_commit": git["commit"], "git_dirty": git["dirty"], "allow_dirty": allow_dirty,
+        "image": lock.image, "image_tag": lock.tag, "image_digest": lock.digest, "allow_unpinned": allow_unpinned,
+        "nemo_rl": lock.nemo_rl.model_dump(), "container_fingerprint": lock.container_fingerprint,
+        "resolved_config_sha256": config_hash(cfg), "code_snapshot": str(snapshot),
+        "warnings": warnings, "jobs": job_prov,
+    }
+    prov_path = out_dir / "provenance.json"
+    run.write_json_atomic(prov_path, prov)
+    manifest.update({"stage": stage, "status": manifest.get("status", "pending") if manifest.get("status") in
+                     ("running",) else "pending", "backend": "cluster", "cluster": prov})
+    run.write_manifest(stage, manifest)
+    run_json = json.loads(run.run_json_path.read_text()) if run.run_json_path.exists() else {}
+    cluster_runs = dict(run_json.get("cluster") or {})
+    cluster_runs[stage] = {k: prov[k] for k in ("rendered_at", "git_commit", "git_dirty", "image_digest",
+                                                 "allow_unpinned", "resolved_config_sha256")}
+    cluster_runs[stage]["jobs"] = {j: {"config_sha256": v["config_sha256"], "data": v["data"]}
+                                   for j, v in job_prov.items() if j != "teachers"}
+    run.update_run_json(cluster=cluster_runs, container_digest=lock.digest,
+                        container_image=lock.image_ref, git_commit=run_json.get("git_commit") or git["commit"])
+    return RenderResult(run.run_id, stage, out_dir, jobs, prov_path, warnings)
+
+
+def render_cascade(cfg, run: RunDir, *, stages: Optional[list[str]] = None, **kw) -> list[RenderResult]:
+    """Render every stage of the plan in order (MOPD needs the run's teachers.json)."""
+    return [render_stage(cfg, run, s, **kw) for s in (stages or list(STAGE_PLAN))]

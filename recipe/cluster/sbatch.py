@@ -1,0 +1,159 @@
+"""Shell scripts of a rendered stage: the Slurm launcher around NeMo-RL's ``ray.sub`` and the HF conversion.
+
+``launch.sh`` (NEMO_RL.md §6) exports ``COMMAND``, ``CONTAINER`` (by digest, pyxis syntax), ``MOUNTS``,
+``BASE_LOG_DIR`` and calls ``sbatch … ray.sub`` from a NeMo-RL checkout that must be at the pinned commit
+(``NEMO_RL_CHECKOUT``). ``ray.sub`` carries ``#SBATCH --dependency=singleton``; the launcher also passes it
+explicitly with a fixed ``--job-name`` so resubmitted segments queue behind the running one, and
+``SEGMENTS=k`` submits k chained segments at once. ``COMMAND`` first runs the fingerprint check from the code
+snapshot (refuses on a container/lock mismatch), then the stage's entry point with the rendered YAML, then
+``convert.sh``, which converts only once the final step exists.
+
+``convert.sh`` (NEMO_RL.md §7) turns the newest ``step_N`` into a Hugging Face folder with the release's
+Megatron converter, then copies the tokenizer (with its chat template) from ``policy/tokenizer`` and
+``generation_config.json`` from the stage's input model (both are NOT copied by the converter), checks that the
+folder is complete and renames it into ``<stage>/checkpoint`` atomically.
+
+Both scripts are plain bash checked with shellcheck in the tests; neither can be executed without Slurm/GPUs.
+"""
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+
+from recipe.cluster.release import CONTAINER_SOURCE_DIR, MEGATRON_TO_HF, RELEASE_COMMIT, RELEASE_TAG
+
+
+def q(s: object) -> str:
+    return shlex.quote(str(s))
+
+
+@dataclass
+class LaunchSpec:
+    job_name: str
+    nodes: int
+    gpus_per_node: int
+    time_limit: str
+    account: str | None
+    partition: str | None
+    container: str             # pyxis URI (digest when pinned)
+    mounts: list[str]
+    snapshot_dir: str          # code snapshot (inside the run dir, shared FS)
+    lock_file: str             # the lock inside the snapshot
+    entry_point: str           # relative to /opt/nemo-rl
+    config_path: str           # rendered YAML (shared FS)
+    log_dir: str
+    convert_script: str
+    env: dict[str, str]
+    warnings: list[str]
+    allow_unpinned: bool
+    requires_env: list[str]    # variables the user must export (HF_TOKEN, judge endpoints)
+
+
+def launch_script(s: LaunchSpec) -> str:
+    s.warnings = [w.replace("`", "'").replace("$", "") for w in s.warnings]
+    warn = "".join(f"# WARNING: {w}\n" for w in s.warnings)
+    echo_warn = "".join(f"echo {q('WARNING: ' + w)} >&2\n" for w in s.warnings)
+    check = (f"python3 {q(s.snapshot_dir + '/recipe/cluster/fingerprint_check.py')} --lock {q(s.lock_file)}"
+             + (" --allow-unpinned" if s.allow_unpinned else ""))
+    command = " && ".join([
+        check,
+        f"cd {CONTAINER_SOURCE_DIR}",
+        f"uv run --extra mcore python {s.entry_point} --config {q(s.config_path)}",
+        f"bash {q(s.convert_script)}",
+    ])
+    sbatch_args = [f"--job-name={s.job_name}", f"--nodes={s.nodes}", f"--gres=gpu:{s.gpus_per_node}",
+                   f"--time={s.time_limit}", "--dependency=singleton", "--exclusive"]
+    if s.account:
+        sbatch_args.append(f"--account={s.account}")
+    if s.partition:
+        sbatch_args.append(f"--partition={s.partition}")
+    env_lines = "".join(f"export {k}={q(v)}\n" for k, v in s.env.items())
+    req = "".join(f': "${{{v}:?export {v} before launching (see docs/RUN_AT_SCALE.md)}}"\n' for v in s.requires_env)
+    return f"""#!/usr/bin/env bash
+{warn}# Rendered by `recipe cluster render`: job {s.job_name}. Do not edit; re-render instead.
+# Submits NeMo-RL's ray.sub (NeMo-RL {RELEASE_TAG}) with the stage command. SEGMENTS=k chains k 4-hour segments
+# (same job name + --dependency=singleton; NeMo-RL resumes from the newest step of the checkpoint dir).
+set -euo pipefail
+{echo_warn}NEMO_RL_CHECKOUT="${{NEMO_RL_CHECKOUT:?export NEMO_RL_CHECKOUT=<a NeMo-RL clone at {RELEASE_TAG}> (it provides ray.sub)}}"
+SEGMENTS="${{SEGMENTS:-1}}"
+have_commit="$(git -C "$NEMO_RL_CHECKOUT" rev-parse HEAD)"
+if [ "$have_commit" != {q(RELEASE_COMMIT)} ]; then
+  echo "NEMO_RL_CHECKOUT=$NEMO_RL_CHECKOUT is at $have_commit, not {RELEASE_TAG} ({RELEASE_COMMIT})" >&2
+  exit 1
+fi
+{req}export CONTAINER={q(s.container)}
+export MOUNTS={q(",".join(s.mounts))}
+export BASE_LOG_DIR={q(s.log_dir)}
+{env_lines}export COMMAND={q(command)}
+mkdir -p "$BASE_LOG_DIR"
+for ((i = 1; i <= SEGMENTS; i++)); do
+  sbatch {" ".join(q(a) for a in sbatch_args)} --output="$BASE_LOG_DIR/%j-segment.out" "$NEMO_RL_CHECKOUT/ray.sub"
+done
+"""
+
+
+def convert_script(*, checkpoint_dir: str, hf_out: str, input_model: str, input_revision: str | None,
+                   max_steps: int | None) -> str:
+    final = "" if max_steps is None else str(max_steps)
+    rev = input_revision or ""
+    return f"""#!/usr/bin/env bash
+# Rendered by `recipe cluster render`: convert this stage's final NeMo-RL checkpoint to a Hugging Face folder
+# (NEMO_RL.md §7). Runs inside the container after training; does nothing until the final step exists.
+set -euo pipefail
+CKPT_ROOT={q(checkpoint_dir)}
+OUT={q(hf_out)}
+INPUT_MODEL={q(input_model)}
+INPUT_REVISION={q(rev)}
+FINAL_STEP={q(final)}
+if [ -f "$OUT/config.json" ]; then
+  echo "already converted: $OUT"
+  exit 0
+fi
+latest=""
+for d in "$CKPT_ROOT"/step_*; do
+  [ -d "$d" ] || continue
+  n="${{d##*/step_}}"
+  if [ -z "$latest" ] || [ "$n" -gt "$latest" ]; then latest="$n"; fi
+done
+if [ -z "$latest" ]; then
+  echo "no step_N checkpoint in $CKPT_ROOT yet; resubmit launch.sh to continue" >&2
+  exit 0
+fi
+if [ -n "$FINAL_STEP" ] && [ "$latest" -lt "$FINAL_STEP" ]; then
+  echo "stage not finished: newest checkpoint step_$latest < $FINAL_STEP; resubmit launch.sh to continue"
+  exit 0
+fi
+STEP_DIR="$CKPT_ROOT/step_$latest"
+iter_dir=""
+for d in "$STEP_DIR"/policy/weights/iter_*; do
+  if [ -d "$d" ]; then iter_dir="$d"; fi
+done
+if [ -z "$iter_dir" ]; then
+  echo "no Megatron iter_* directory under $STEP_DIR/policy/weights" >&2
+  exit 1
+fi
+TMP="$OUT.tmp-$$"
+rm -rf "$TMP"
+cd {CONTAINER_SOURCE_DIR}
+uv run --extra mcore python {MEGATRON_TO_HF} --config "$STEP_DIR/config.yaml" \\
+  --megatron-ckpt-path "$iter_dir" --hf-ckpt-path "$TMP"
+# The converter writes weights + config.json only: copy tokenizer files (tokenizer_config.json carries the chat
+# template; chat_template.jinja too when present) and generation_config.json from the input model.
+cp -r "$STEP_DIR"/policy/tokenizer/. "$TMP"/
+if [ -d "$INPUT_MODEL" ]; then
+  gen_cfg="$INPUT_MODEL/generation_config.json"
+else
+  gen_cfg="$(python3 -c 'import sys; from huggingface_hub import hf_hub_download as d; print(d(sys.argv[1], "generation_config.json", revision=sys.argv[2] or None))' "$INPUT_MODEL" "$INPUT_REVISION")"
+fi
+cp "$gen_cfg" "$TMP/generation_config.json"
+for f in config.json generation_config.json tokenizer_config.json; do
+  if [ ! -f "$TMP/$f" ]; then echo "conversion incomplete: $TMP/$f missing" >&2; exit 1; fi
+done
+if ! ls "$TMP"/*.safetensors >/dev/null 2>&1; then echo "conversion incomplete: no safetensors in $TMP" >&2; exit 1; fi
+if [ ! -f "$TMP/chat_template.jinja" ] && ! grep -q '"chat_template"' "$TMP/tokenizer_config.json"; then
+  echo "conversion incomplete: no chat template in $TMP" >&2; exit 1
+fi
+printf '{{"source_step": %s, "source_dir": "%s"}}\\n' "$latest" "$STEP_DIR" > "$TMP/nemo_rl_source.json"
+mv "$TMP" "$OUT"
+echo "converted step_$latest -> $OUT"
+"""
