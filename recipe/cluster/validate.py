@@ -23,6 +23,8 @@ FREE_FORM_PREFIXES = (
     "on_policy_distillation.teacher_model_by_agent_name.",
     "env.nemo_gym.rlhf_opd_simple_agent.",   # replication's pass-through agents (yifu/mopd_cascade branch)
     "env.nemo_gym.code_opd_simple_agent.",
+    "policy.tokenizer.chat_template_kwargs.",  # kwargs for the chat template (null in the release; its comment
+                                                # names enable_thinking=true as the example)
 )
 # OpenAI-format SFT dataset keys: documented in NeMo-RL docs/guides/sft.md and commented in sft.yaml (v0.7.0),
 # not present as live YAML keys.

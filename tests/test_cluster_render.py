@@ -1,0 +1,251 @@
+"""Rendering every paper stage for NeMo-RL v0.7.0 and validating it against the release's genuine configs.
+
+Checks (issue 6 §3): keys exist in the release, the file loads with the release's ``defaults:`` rules and every
+value we set survives the merge, the paper's values land in the right keys, the scripts pass shellcheck, and the
+whole cascade chains stage N+1 onto stage N's converted checkpoint. The two overrides below fill what the paper
+profile leaves open (agentic SWE step budget; MOPD's logprob-error threshold that NeMo-RL's opd estimator needs).
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from recipe.cluster import keymap
+from recipe.cluster.lock import UnpinnedError
+from recipe.cluster.nrl_yaml import flatten_keys, get_path, load_yaml
+from recipe.cluster.release import ReleaseTree
+from recipe.cluster.render import render_cascade, render_stage
+from recipe.cluster.validate import config_diff_text, load_rendered, release_keys, unknown_keys, value_mismatches
+from recipe.config import STAGE_PLAN, load_config
+from recipe.config.stages import MOPDConfig, RLStageConfig, SFTConfig
+from recipe.runs.layout import RunDir
+
+OVERRIDES = ["swe_rl.agentic.steps=100", "mopd.is_seq_mask_threshold=2.0"]
+SHELLCHECK = Path(sys.executable).parent / "shellcheck"
+MOPD_DOMAINS = ["math", "instruction_following", "mcqa", "workplace_tools", "structured_output", "rlhf"]
+
+
+@pytest.fixture(scope="module")
+def paper():
+    return load_config("paper", overrides=OVERRIDES)
+
+
+@pytest.fixture(scope="module")
+def tree(shared_dir):
+    return ReleaseTree.find(shared_dir / "fixtures/nemo_rl_configs/v0.7.0")
+
+
+def _teachers(run: RunDir) -> None:
+    run.path.mkdir(parents=True, exist_ok=True)
+    md = str(run.checkpoint_dir("multi_domain_rl"))
+    entries = {d: {"stage": "multi_domain_rl", "checkpoint": md, "score": 0.7}
+               for d in ["instruction_following", "mcqa", "workplace_tools", "structured_output"]}
+    entries["rlhf"] = {"stage": "rlhf_from_sft", "checkpoint": "/ckpt/rlhf_branch", "score": 0.6}
+    run.teachers_path.write_text(json.dumps(entries))
+
+
+@pytest.fixture(scope="module")
+def cascade(paper, tmp_path_factory):
+    run = RunDir(tmp_path_factory.mktemp("runs") / "paper-run")
+    _teachers(run)
+    results = render_cascade(paper, run, allow_unpinned=True, allow_dirty=True)
+    return run, {r.stage: r for r in results}
+
+
+def test_every_stage_field_is_mapped_or_explained():
+    fields = set(SFTConfig.model_fields) | set(RLStageConfig.model_fields) | set(MOPDConfig.model_fields)
+    mapped = keymap.mapped_fields() | set(keymap.NOT_NEMO_RL_KEYS)
+    assert fields - mapped == set(), "stage fields without a NeMo-RL mapping or a stated reason"
+    assert set(keymap.NOT_NEMO_RL_KEYS) - fields == set()
+
+
+def test_rendered_keys_exist_in_release(cascade, tree):
+    _, results = cascade
+    known = release_keys(tree)
+    bad = []
+    for res in results.values():
+        for job in res.jobs:
+            flat = flatten_keys({k: v for k, v in load_yaml(job.config_path).items() if k != "defaults"})
+            # free-form maps (teacher_model_by_agent_name values, config_paths list) are leaves already
+            bad += [(job.name, k) for k in unknown_keys(flat, known)]
+    assert bad == []
+
+
+def test_unknown_key_is_reported(tree):
+    assert unknown_keys({"grpo.num_prompts_per_stepz": 1}, release_keys(tree)) == ["grpo.num_prompts_per_stepz"]
+
+
+def test_rendered_configs_load_with_release_inheritance(cascade, tree):
+    _, results = cascade
+    for res in results.values():
+        for job in res.jobs:
+            assert load_yaml(job.config_path)["defaults"] == f"/opt/nemo-rl/{job.base_config}"
+            cfg = load_rendered(job.config_path, tree)
+            expected = {k: v for k, v in job.overrides.items()}
+            assert value_mismatches(cfg, expected) == [], job.name
+            assert get_path(cfg, "policy.tokenizer.name") == job.input_model  # ${policy.model_name} resolved
+
+
+def _cfg(results, stage, tree, job=0):
+    return load_rendered(results[stage].jobs[job].config_path, tree)
+
+
+def test_paper_values_land_in_the_right_keys(cascade, tree):
+    _, r = cascade
+    ifrl = _cfg(r, "if_rl", tree)
+    assert get_path(ifrl, "grpo.num_prompts_per_step") == 128
+    assert get_path(ifrl, "grpo.num_generations_per_prompt") == 16
+    assert get_path(ifrl, "policy.train_global_batch_size") == 2048   # one optimizer step per rollout batch
+    assert get_path(ifrl, "policy.max_total_sequence_length") == 49152
+    assert get_path(ifrl, "policy.megatron_cfg.optimizer.lr") == 3e-6
+    assert get_path(ifrl, "policy.megatron_cfg.optimizer.adam_beta2") == 0.95
+    assert get_path(ifrl, "grpo.max_num_steps") == 180
+    assert get_path(ifrl, "grpo.use_dynamic_sampling") is True
+    assert get_path(ifrl, "grpo.overlong_filtering") is False
+    assert get_path(ifrl, "grpo.reward_shaping.stop_properly_penalty_coef") == 0.0   # unfinished -> reward 0
+    assert get_path(ifrl, "grpo.use_leave_one_out_baseline") is False
+    assert get_path(ifrl, "loss_fn.token_level_loss") is True
+    assert get_path(ifrl, "policy.tokenizer.chat_template_kwargs.enable_thinking") is True
+    assert get_path(ifrl, "env.nemo_gym.config_paths")[0].endswith("vllm_model_for_training.yaml")
+    assert any("instruction_following" in p for p in get_path(ifrl, "env.nemo_gym.config_paths"))
+    assert get_path(ifrl, "checkpointing.checkpoint_must_save_by") == "00:03:40:00"
+    assert get_path(ifrl, "cluster.num_nodes") == 32
+
+    m = _cfg(r, "mopd", tree)
+    assert get_path(m, "grpo.num_prompts_per_step") == 128 and get_path(m, "grpo.num_generations_per_prompt") == 4
+    assert get_path(m, "policy.train_global_batch_size") == 512
+    assert get_path(m, "policy.max_total_sequence_length") == 98304
+    assert get_path(m, "policy.megatron_cfg.optimizer.lr") == 2e-6
+    assert get_path(m, "policy.megatron_cfg.scheduler.lr_warmup_iters") == 30
+    assert get_path(m, "policy.megatron_cfg.scheduler.lr_warmup_init") == 2e-7
+    assert get_path(m, "loss_fn.truncated_importance_sampling_ratio_min") == 0.5
+    assert get_path(m, "loss_fn.truncated_importance_sampling_ratio") == 2.0
+    assert get_path(m, "loss_fn.truncated_importance_sampling_type") == "icepop"
+    assert get_path(m, "loss_fn.token_level_loss") is False      # Eq. 4 per-sequence mean
+    assert get_path(m, "grpo.adv_estimator.name") == "opd"
+    assert get_path(m, "grpo.async_grpo.enabled") is True
+    assert get_path(m, "grpo.max_num_steps") == 52
+    assert get_path(m, "on_policy_distillation.enabled") is True
+    assert get_path(m, "cluster.num_nodes") == 16
+
+    rlhf = _cfg(r, "rlhf", tree)
+    assert get_path(rlhf, "loss_fn.reference_policy_kl_penalty") == 0.03
+    assert get_path(rlhf, "policy.generation.max_new_tokens") == 16384
+    code = _cfg(r, "code_rl", tree)
+    assert get_path(code, "policy.generation.top_p") == 0.95
+    assert get_path(code, "policy.generation.max_new_tokens") == 118784
+    lc = _cfg(r, "long_context_rl", tree)
+    assert get_path(lc, "data.max_input_seq_length") == 32768
+    assert get_path(lc, "policy.max_total_sequence_length") == 49152
+    agentic = _cfg(r, "swe_rl", tree, job=1)
+    assert get_path(agentic, "grpo.num_prompts_per_step") == 16 and get_path(agentic, "grpo.num_generations_per_prompt") == 64
+    assert get_path(agentic, "policy.train_global_batch_size") == 1024
+    assert get_path(agentic, "policy.generation.temperature") == 0.8
+    assert get_path(agentic, "policy.megatron_cfg.optimizer.min_lr") == 0.0
+    assert get_path(agentic, "policy.megatron_cfg.scheduler.lr_decay_style") == "linear"
+    assert get_path(agentic, "grpo.max_rollout_turns") == 200
+    assert get_path(agentic, "policy.tokenizer.chat_template_kwargs.enable_thinking") is False
+
+    sft = _cfg(r, "sft", tree)
+    assert get_path(sft, "policy.train_global_batch_size") == 64
+    assert get_path(sft, "policy.max_total_sequence_length") == 262144
+    assert get_path(sft, "policy.megatron_cfg.optimizer.lr") == 5e-5
+    assert get_path(sft, "policy.megatron_cfg.optimizer.min_lr") == 5e-6
+    assert get_path(sft, "policy.megatron_cfg.scheduler.lr_decay_style") == "cosine"
+    assert get_path(sft, "policy.megatron_cfg.scheduler.lr_decay_iters") == 40000
+    assert get_path(sft, "policy.megatron_cfg.optimizer.adam_beta2") == 0.98
+    assert get_path(sft, "sft.max_num_steps") == 33000
+    assert get_path(sft, "policy.megatron_cfg.enabled") is True and get_path(sft, "policy.dtensor_cfg.enabled") is False
+    assert get_path(sft, "data.train.dataset_name") == "openai_format"
+    assert "split" not in get_path(sft, "data.train")   # _override_ dropped the squad defaults
+
+
+def test_mopd_teacher_map_from_teachers_json(cascade, tree):
+    run, r = cascade
+    m = _cfg(r, "mopd", tree)
+    tmap = get_path(m, "on_policy_distillation.teacher_model_by_agent_name")
+    assert tmap["math_with_judge_simple_agent"] == str(run.checkpoint_dir("sft"))   # stage:sft slot
+    assert tmap["instruction_following_simple_agent"] == str(run.checkpoint_dir("multi_domain_rl"))
+    assert tmap["rlhf_opd_simple_agent"] == "/ckpt/rlhf_branch"
+    assert set(tmap) == {"math_with_judge_simple_agent", "instruction_following_simple_agent", "mcqa_simple_agent",
+                         "workplace_assistant_simple_agent", "structured_outputs_simple_agent", "rlhf_opd_simple_agent"}
+    assert get_path(m, "on_policy_distillation.strict_agent_name_match") is True
+    assert "rlhf_opd_simple_agent" in get_path(m, "env.nemo_gym")
+
+
+def test_mopd_refuses_without_teacher(paper, tmp_path):
+    run = RunDir(tmp_path / "no-teachers")
+    run.path.mkdir()
+    with pytest.raises(ValueError, match="no teacher for domain 'instruction_following'"):
+        render_stage(paper, run, "mopd", allow_unpinned=True, allow_dirty=True)
+
+
+def test_cascade_chains_converted_checkpoints(cascade):
+    run, r = cascade
+    assert list(r) == list(STAGE_PLAN)
+    assert r["sft"].jobs[0].input_model == "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-Base-BF16"
+    for prev, nxt in zip(STAGE_PLAN, STAGE_PLAN[1:]):
+        out = r[prev].jobs[-1].hf_out
+        assert out == run.checkpoint_dir(prev)
+        assert r[nxt].jobs[0].input_model == str(out)
+        assert f"OUT={out}" in r[prev].jobs[-1].convert_path.read_text()
+    swe = r["swe_rl"].jobs
+    assert swe[1].input_model == str(swe[0].hf_out) == str(run.stage_dir("swe_rl") / "agentless_checkpoint")
+
+
+def test_scripts_pass_shellcheck(cascade):
+    _, r = cascade
+    scripts = [str(p) for res in r.values() for j in res.jobs for p in (j.launch_path, j.convert_path)]
+    proc = subprocess.run([str(SHELLCHECK), "--severity=style", *scripts], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout
+
+
+def test_launch_script_contents(cascade):
+    run, r = cascade
+    text = r["if_rl"].jobs[0].launch_path.read_text()
+    assert "--dependency=singleton" in text and "--nodes=32" in text and "--time=04:00:00" in text
+    assert "WARNING: UNPINNED CONTAINER" in text.splitlines()[1]          # top of the script
+    assert "fingerprint_check.py" in text and "--allow-unpinned" in text
+    assert "examples/nemo_gym/run_grpo_nemo_gym.py" in text
+    assert "examples/run_sft.py" in r["sft"].jobs[0].launch_path.read_text()
+    snap = Path(json.loads(r["if_rl"].provenance_path.read_text())["code_snapshot"])
+    assert (snap / "recipe/cluster/fingerprint_check.py").is_file()
+    assert (snap / "containers/nemo-rl.lock.json").is_file()
+
+
+def test_provenance_recorded(cascade):
+    run, r = cascade
+    prov = json.loads(r["mopd"].provenance_path.read_text())
+    assert prov["allow_unpinned"] is True and prov["image_digest"] is None and prov["allow_dirty"] is True
+    assert len(prov["resolved_config_sha256"]) == 64 and prov["git_commit"]
+    assert prov["jobs"]["mopd"]["data"]["train"]["path"].endswith("mopd/train.jsonl")
+    rj = run.read_run_json()
+    assert set(rj["cluster"]) == set(STAGE_PLAN)
+    assert rj["cluster"]["if_rl"]["image_digest"] is None
+    man = run.read_manifest("if_rl")
+    assert man["status"] == "pending" and man["backend"] == "cluster"
+
+
+def test_unpinned_and_dirty_are_refused(paper, tmp_path):
+    run = RunDir(tmp_path / "strict")
+    with pytest.raises(UnpinnedError, match="recipe cluster lock"):
+        render_stage(paper, run, "if_rl", allow_dirty=True)
+
+
+def test_steps_null_is_refused(tmp_path):
+    cfg = load_config("paper", overrides=["mopd.is_seq_mask_threshold=2.0"])
+    with pytest.raises(ValueError, match="swe_rl.agentic.steps"):
+        render_stage(cfg, RunDir(tmp_path / "r"), "swe_rl", allow_unpinned=True, allow_dirty=True)
+
+
+def test_config_diff_against_release(cascade, tree):
+    _, r = cascade
+    j = r["mopd"].jobs[0]
+    text = config_diff_text(j.config_path, j.base_config, j.overrides, tree)
+    assert "grpo.num_generations_per_prompt: 16 -> 4" in text
+    assert "policy.megatron_cfg.optimizer.lr: 3e-06 -> 2e-06" in text
+    assert "policy.max_total_sequence_length: 49152 -> 98304" in text
