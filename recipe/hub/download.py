@@ -104,7 +104,7 @@ def download_artifact(
             raise HubError(f"{path}: sha256 {digest} differs from the Hub's {expected}; delete the file and "
                            "download again")
         files.append({"path": rel, "size": path.stat().st_size, "sha256": digest})
-    skipped = sorted(p for p in remote if _matches(p, allow, []) and not _matches(p, allow, ignore))
+    skipped = sorted(p for p in remote if ignore and _matches(p, ["*"], []) and not _matches(p, ["*"], ignore))
     stale = sorted(str(p.relative_to(target)) for p in target.rglob("*")
                    if p.is_file() and ".cache" not in p.relative_to(target).parts and p.name != MANIFEST_NAME
                    and str(p.relative_to(target)) not in remote)

@@ -67,7 +67,7 @@ class HubServer:
             self.proc.kill()
 
     def seed_repo(self, repo_type: str, repo_id: str, files: dict[str, bytes], branch: str = "main",
-                  lfs: tuple[str, ...] = (".safetensors",)) -> str:
+                  lfs: tuple[str, ...] = (".safetensors", ".bin")) -> str:
         """Create (if needed) and commit ``files`` to ``repo_id``; files ending in ``lfs`` become LFS pointers."""
         path = gitrepo.repo_path(self.root, repo_type, repo_id)
         if not path.exists():
@@ -88,6 +88,11 @@ class HubServer:
 
         p = self.root / "requests.jsonl"
         return [json.loads(line) for line in p.read_text().splitlines()] if p.exists() else []
+
+    def set_flaky(self, paths_in_repo: list[str]) -> None:
+        import json
+
+        (self.root / "flaky.json").write_text(json.dumps(paths_in_repo))
 
     def set_gated(self, repo_ids: list[str]) -> None:
         import json

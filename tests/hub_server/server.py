@@ -8,9 +8,11 @@ itself when its parent process exits or after ``--max-lifetime`` seconds. Facts 
 - writes (ours): ``/api/repos/create``, ``/api/validate-yaml``, ``preupload``, the LFS ``basic`` batch
   + ``PUT`` transfer, NDJSON ``commit`` and ``branch`` creation, committed into those same git repos;
 - patches to olah's offline defects: revision-less ``/api/{type}s/{org}/{name}`` answers the ``main``
-  head; a missing file in an existing repo answers 404 ``EntryNotFound`` (not 401);
+  head; a missing file in an existing repo answers 404 ``EntryNotFound`` and a missing revision 404
+  ``RevisionNotFound`` (olah says 401 ``RepoNotFound`` for both);
 - ``Range`` requests on ``resolve`` answer 206 with the requested slice (so client resume is observable);
 - ``whoami-v2`` answers locally (olah would forward it to the real Hub);
+- files listed in ``<root>/flaky.json`` (paths in repo) break their first download halfway through;
 - repos listed in ``<root>/gated.json`` answer 403 ``GatedRepo`` to everyone (no access is ever granted);
 - every request is appended to ``<root>/requests.jsonl`` (method, path, range, status, whether an
   Authorization header was sent — never the header's value).
@@ -27,6 +29,7 @@ import re
 import sys
 import threading
 import time
+from urllib.parse import unquote
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -68,6 +71,26 @@ def build_app(root: Path, port: int):
         p = root / "gated.json"
         return set(json.loads(p.read_text())) if p.exists() else set()
 
+    dropped: set[str] = set()
+
+    def flaky() -> set[str]:
+        p = root / "flaky.json"
+        return set(json.loads(p.read_text())) if p.exists() else set()
+
+    async def _drop_midway(response):
+        """Send half the body, then break the connection (the client must resume with a Range request)."""
+        from starlette.responses import StreamingResponse
+
+        body = b"".join([chunk async for chunk in response.body_iterator])
+
+        async def half_then_break():
+            yield body[: len(body) // 2]
+            raise ConnectionAbortedError("hub test server: connection dropped on purpose")
+
+        headers = {k: v for k, v in response.headers.items() if k.lower() != "content-length"}
+        headers["content-length"] = str(len(body))
+        return StreamingResponse(half_then_break(), status_code=200, headers=headers)
+
     def rpath(repo_type: str, repo_id: str) -> Path:
         return gitrepo.repo_path(root, repo_type, repo_id)
 
@@ -75,7 +98,11 @@ def build_app(root: Path, port: int):
         return JSONResponse({"error": msg}, status_code=status,
                             headers={"x-error-code": code, "x-error-message": msg})
 
-    def is_lfs(path: str, size: int) -> bool:
+    def is_lfs(path: str, size: int, sample_b64: str = "") -> bool:
+        try:  # olah decodes every non-LFS blob as UTF-8 when listing trees: binary files must be LFS
+            base64.b64decode(sample_b64 or "").decode("utf-8")
+        except UnicodeDecodeError:
+            return True
         return size >= LFS_MIN_SIZE or path.endswith((".safetensors", ".parquet", ".bin"))
 
     # ---- write routes -------------------------------------------------------------------------
@@ -109,7 +136,7 @@ def build_app(root: Path, port: int):
         if not path.exists():
             return err(404, "RepoNotFound", "Repository not found")
         body = await request.json()
-        files = [{"path": f["path"], "uploadMode": "lfs" if is_lfs(f["path"], f["size"]) else "regular",
+        files = [{"path": f["path"], "uploadMode": "lfs" if is_lfs(f["path"], f["size"], f.get("sample", "")) else "regular",
                   "shouldIgnore": False} for f in body["files"]]
         return {"files": files, "commitOid": gitrepo.resolve(path, rev)}
 
@@ -215,6 +242,7 @@ def build_app(root: Path, port: int):
 
     resolve_re = re.compile(r"^/(?:(models|datasets|spaces)/)?([^/]+)/([^/]+)/resolve/([^/]+)/(.+)$")
     api_re = re.compile(r"^/api/(models|datasets|spaces)/([^/]+)/([^/]+?)(?:\.git)?(?:/|$)")
+    rev_re = re.compile(r"^/api/(?:models|datasets|spaces)/[^/]+/[^/]+/(?:revision|tree)/([^/]+)")
     lfs_re = re.compile(r"^/(?:(datasets)/)?([^/]+)/([^/]+)\.git/")
 
     @app.middleware("http")
@@ -230,7 +258,11 @@ def build_app(root: Path, port: int):
         elif m_lfs:
             repo_type, repo_id = (m_lfs.group(1) or "models")[:-1], f"{m_lfs.group(2)}/{m_lfs.group(3)}"
         response = None
-        if repo_id and repo_id in gated():
+        m_rev = rev_re.match(p)
+        if m_rev and repo_id and not (repo_id in gated()) and rpath(repo_type, repo_id).exists() \
+                and gitrepo.resolve(rpath(repo_type, repo_id), unquote(m_rev.group(1))) is None:
+            response = err(404, "RevisionNotFound", f"Invalid rev id: {unquote(m_rev.group(1))}")
+        elif repo_id and repo_id in gated():
             response = err(403, "GatedRepo", f"Access to {repo_type} {repo_id} is restricted. You must have "
                                               "access to it and be authenticated to access it.")
         elif m_res and repo_type and rpath(repo_type, repo_id).exists():
@@ -246,6 +278,10 @@ def build_app(root: Path, port: int):
         if response is None:
             response = await call_next(request)
             rng = request.headers.get("range")
+            if m_res and not rng and request.method == "GET" and response.status_code == 200 \
+                    and m_res.group(5) in flaky() and p not in dropped:
+                dropped.add(p)
+                response = await _drop_midway(response)
             if m_res and rng and request.method == "GET" and response.status_code == 200:
                 body = b"".join([chunk async for chunk in response.body_iterator])
                 start_s, _, end_s = rng.removeprefix("bytes=").partition("-")
