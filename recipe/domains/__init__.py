@@ -1,0 +1,84 @@
+"""Tiny toy-but-real domains, generated deterministically in-process, graded by the real verifiers.
+
+``build_tiny_splits(spec, names, seed)`` returns, per domain, disjoint ``train`` and ``val`` lists of normalized
+records (validation prompts never occur in training). ``to_sft_messages(record)`` gives the full conversation with
+the reference answer for SFT.
+"""
+from __future__ import annotations
+
+import hashlib
+import random
+
+from recipe.config.schema import TinyDomainSpec
+from recipe.domains import if_domain, math_domain, mcqa_domain, tool_call_domain
+from recipe.domains.base import Example
+
+GENERATORS = {
+    "math": math_domain.generate,
+    "instruction_following": if_domain.generate,
+    "mcqa": mcqa_domain.generate,
+    "tool_call": tool_call_domain.generate,
+}
+
+
+def _rng(seed: int, *tags: str) -> random.Random:
+    h = hashlib.sha256(("|".join([str(seed), *tags])).encode()).digest()
+    return random.Random(int.from_bytes(h[:8], "big"))
+
+
+def _record(domain: str, ex: Example, split: str, idx: int) -> dict:
+    return {
+        "id": f"tiny-{domain}-{split}-{idx:05d}",
+        "domain": domain,
+        "source": {"name": f"tiny/{domain}", "revision": None},
+        "messages": [{"role": r, "content": c} for r, c in ex.prompt],
+        "mode": None,
+        "verifier": ex.verifier,
+        "tools": list(ex.tools) if ex.tools else None,
+        "metadata": {"split": split, "reference": {"reasoning": ex.reasoning, "content": ex.content,
+                                                   "tool_calls": list(ex.tool_calls) if ex.tool_calls else None}},
+        "license": "Apache-2.0",
+    }
+
+
+def build_tiny_splits(spec: TinyDomainSpec, names: list[str], seed: int) -> dict[str, dict[str, list[dict]]]:
+    out: dict[str, dict[str, list[dict]]] = {}
+    for name in names:
+        if name not in GENERATORS:
+            raise KeyError(f"no tiny generator for domain {name!r}; available: {', '.join(GENERATORS)}")
+        gen = GENERATORS[name]
+        rng = _rng(seed, "tiny-domain", name)
+        val: dict[str, Example] = {}
+        attempts = 0
+        while len(val) < spec.val_items:  # distinct held-out prompts
+            ex = gen(rng, spec)
+            val.setdefault(ex.key, ex)
+            attempts += 1
+            if attempts > 100 * spec.val_items:
+                raise ValueError(f"domain {name}: cannot draw {spec.val_items} distinct validation prompts")
+        train: list[Example] = []
+        attempts = 0
+        while len(train) < spec.train_items:  # training prompts never equal a validation prompt
+            ex = gen(rng, spec)
+            attempts += 1
+            if ex.key not in val:
+                train.append(ex)
+            if attempts > 100 * spec.train_items:
+                raise ValueError(f"domain {name}: validation set covers the whole prompt space; lower val_items")
+        out[name] = {"train": [_record(name, e, "train", i) for i, e in enumerate(train)],
+                     "val": [_record(name, e, "val", i) for i, e in enumerate(val.values())]}
+    return out
+
+
+def to_sft_messages(record: dict, thinking: bool) -> list[dict]:
+    """The prompt plus the reference answer as an assistant turn (reasoning only in thinking mode)."""
+    ref = record["metadata"]["reference"]
+    msg = {"role": "assistant", "content": ref["content"]}
+    if thinking:
+        msg["reasoning_content"] = ref["reasoning"]
+    if ref.get("tool_calls"):
+        msg["tool_calls"] = ref["tool_calls"]
+    return [*record["messages"], msg]
+
+
+__all__ = ["GENERATORS", "build_tiny_splits", "to_sft_messages"]

@@ -1,0 +1,31 @@
+"""What a tiny domain is: a deterministic generator of (prompt record, reference answer) pairs.
+
+A record follows the project's normalized format (``recipe/data/record.py``): ``id``, ``domain``, ``source``,
+``messages`` (the prompt), ``mode``, ``verifier`` (graded by ``recipe.rewards``), ``tools``, ``metadata``,
+``license``. The reference answer (``reasoning`` + ``content`` [+ ``tool_calls``]) is used only for SFT.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from recipe.config.schema import TinyDomainSpec
+
+
+@dataclass(frozen=True)
+class Example:
+    prompt: tuple[tuple[str, str], ...]          # ((role, content), ...): the conversation before the answer
+    verifier: dict
+    reasoning: str
+    content: str
+    tool_calls: Optional[tuple] = None
+    tools: Optional[tuple] = None
+    metadata: dict = field(default_factory=dict, hash=False, compare=False)
+
+    @property
+    def key(self) -> str:
+        return "\x1e".join(f"{r}:{c}" for r, c in self.prompt)
+
+
+Generator = Callable[[random.Random, TinyDomainSpec], Example]

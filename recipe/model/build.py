@@ -1,0 +1,91 @@
+"""Build, save and load the policy model.
+
+``build_tiny(cfg, corpus)`` makes a ``NemotronHForCausalLM`` (hybrid Mamba-2 / MoE / attention, the real base
+model's family, RECIPE.md §1) from ``cfg.model.architecture`` and a tokenizer trained on the tiny domains.
+Checkpoints are ordinary Hugging Face folders (safetensors, config.json, generation_config.json, tokenizer with the
+chat template) written atomically: into ``<dir>.tmp`` then renamed.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import warnings
+from pathlib import Path
+
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig, NemotronHConfig, NemotronHForCausalLM
+from transformers.utils import logging as hf_logging
+
+from recipe.config.model_section import ModelSection
+from recipe.model.tokenizer import train_tokenizer
+
+
+def _quiet_hf() -> None:
+    hf_logging.set_verbosity_error()  # the "fast path not available" notice is expected on CPU
+    hf_logging.disable_progress_bar()
+    warnings.filterwarnings("ignore", message=".*fast path.*")
+
+
+def nemotron_h_config(section: ModelSection, vocab_size: int, tokenizer) -> NemotronHConfig:
+    arch = section.architecture.model_dump()
+    arch["vocab_size"] = max(vocab_size, arch["vocab_size"])
+    return NemotronHConfig(
+        **arch, use_mamba_kernels=False, pad_token_id=tokenizer.pad_token_id, bos_token_id=None,
+        eos_token_id=tokenizer.eos_token_id, use_cache=True, dtype=section.dtype, architectures=["NemotronHForCausalLM"])
+
+
+def build_tiny(section: ModelSection, corpus: list[str], seed: int):
+    """Return (model, tokenizer) for the tiny profile: tokenizer trained on ``corpus``, model from ``seed``."""
+    _quiet_hf()
+    if section.tokenizer is None:
+        raise ValueError("model.tokenizer must be set for source: build_tiny")
+    tokenizer = train_tokenizer(corpus, section.tokenizer.vocab_size)
+    if len(tokenizer) > section.architecture.vocab_size:
+        raise ValueError(f"tokenizer has {len(tokenizer)} tokens > model.architecture.vocab_size="
+                         f"{section.architecture.vocab_size}; raise the latter")
+    config = nemotron_h_config(section, len(tokenizer), tokenizer)
+    torch.manual_seed(seed)
+    model = NemotronHForCausalLM(config)
+    model.generation_config = default_generation_config(tokenizer)
+    return model, tokenizer
+
+
+def default_generation_config(tokenizer) -> GenerationConfig:
+    # Model-card sampling defaults (RECIPE.md §2): T 1.0, top-p 0.95.
+    return GenerationConfig(do_sample=True, temperature=1.0, top_p=0.95, eos_token_id=tokenizer.eos_token_id,
+                            pad_token_id=tokenizer.pad_token_id, bos_token_id=None)
+
+
+def save_checkpoint(model, tokenizer, path: Path) -> Path:
+    """Write a Hugging Face folder atomically (tmp dir, then rename over any previous copy)."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    model.save_pretrained(tmp, safe_serialization=True)
+    tokenizer.save_pretrained(tmp)
+    if model.generation_config is not None:
+        model.generation_config.save_pretrained(tmp)
+    old = path.with_name(path.name + ".old")
+    if path.exists():
+        if old.exists():
+            shutil.rmtree(old)
+        os.replace(path, old)
+    os.replace(tmp, path)
+    if old.exists():
+        shutil.rmtree(old)
+    return path
+
+
+def load_checkpoint(path: Path, *, trust_remote_code: bool = False):
+    """Load (model, tokenizer) from a Hugging Face folder. safetensors only; no repository code unless asked."""
+    _quiet_hf()
+    path = Path(path)
+    if not (path / "config.json").exists():
+        raise FileNotFoundError(f"{path} is not a checkpoint folder (no config.json)")
+    model = AutoModelForCausalLM.from_pretrained(path, use_safetensors=True, trust_remote_code=trust_remote_code,
+                                                 dtype=torch.float32)
+    tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code)
+    tokenizer.padding_side = "left"
+    model.eval()
+    return model, tokenizer

@@ -1,0 +1,1 @@
+"""The cascade as phases over a run directory: data -> stages -> report (local backend)."""

@@ -1,0 +1,110 @@
+"""``recipe run``: data phase, then every selected stage, then the report - through the papermill notebooks
+(default) or in-process. Stages outside the selected range are listed as not run; a selected stage that the
+backend cannot run fails before anything starts (never skipped silently)."""
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from rich.console import Console
+
+from recipe.config.schema import STAGE_PLAN
+from recipe.pipeline.data_phase import prepare_data
+from recipe.pipeline.report import print_report
+from recipe.pipeline.run_init import init_run, open_run
+from recipe.pipeline.stage_runner import StageNotImplemented, check_runnable, run_stage, stage_inputs
+from recipe.runs.layout import DATA_PHASE, REPORT_PHASE, RunDir, write_json_atomic
+
+__all__ = ["StageNotImplemented", "run_pipeline", "run_stage_in_process", "select_stages", "NOTEBOOKS"]
+
+console = Console(stderr=True)
+NOTEBOOK_DIR = Path(__file__).resolve().parents[2] / "notebooks"
+NOTEBOOKS = {DATA_PHASE: "00_data.ipynb", "sft": "10_sft.ipynb", "mopd": "40_mopd.ipynb",
+             REPORT_PHASE: "90_report.ipynb"}
+
+
+def notebook_for(phase: str) -> Path:
+    return NOTEBOOK_DIR / NOTEBOOKS.get(phase, "30_cascade_rl_stage.ipynb")
+
+
+def select_stages(from_stage: str | None, until: str) -> list[str]:
+    for s in (from_stage, until):
+        if s is not None and s not in STAGE_PLAN:
+            raise ValueError(f"unknown stage {s!r}; the plan is {', '.join(STAGE_PLAN)}")
+    lo = STAGE_PLAN.index(from_stage) if from_stage else 0
+    hi = STAGE_PLAN.index(until)
+    if lo > hi:
+        raise ValueError(f"--from {from_stage} comes after --until {until} in the plan")
+    return list(STAGE_PLAN[lo:hi + 1])
+
+
+def _execute_notebook(phase: str, run: RunDir, stage: str | None = None) -> None:
+    import papermill as pm
+    out = (run.stage_dir(phase) / "notebook.ipynb")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    params = {"run_id": run.run_id}
+    if stage is not None:
+        params["stage"] = stage
+    pm.execute_notebook(str(notebook_for(phase)), str(out), parameters=params, kernel_name="python3",
+                        progress_bar=False, cwd=str(Path.cwd()), log_output=False)
+
+
+def run_pipeline(profile: str = "tiny", run_id: str | None = None, overrides: list[str] | tuple = (),
+                 from_stage: str | None = None, until: str | None = None, via_notebooks: bool = True) -> RunDir:
+    run, cfg = init_run(profile, run_id, overrides)
+    if cfg.run.backend != "local":
+        raise StageNotImplemented(f"profile {cfg.profile!r} uses backend {cfg.run.backend!r}: render its stages with "
+                                  f"`recipe cluster render --profile {profile} --stage <stage> --run-id {run.run_id}`")
+    stages = select_stages(from_stage, until or cfg.run.until)
+    for s in stages:  # fail before anything runs
+        check_runnable(cfg, s)
+    not_run = [s for s in STAGE_PLAN if s not in stages]
+    console.print(f"[bold]run[/] {run.run_id} ({cfg.profile}) -> {run.path}")
+    console.print(f"stages: {' -> '.join(stages)}" + (f"   (not run: {', '.join(not_run)})" if not_run else ""))
+    timings = {}
+    phases = [DATA_PHASE, *stages, REPORT_PHASE]
+    for phase in phases:
+        t0 = time.time()
+        if phase in STAGE_PLAN and _is_current(run, cfg, phase):
+            console.print(f"  {phase}: done, inputs unchanged - skipped")
+            timings[phase] = 0.0
+            continue
+        console.print(f"  {phase}: running" + (" (notebook)" if via_notebooks else ""))
+        if via_notebooks:
+            _execute_notebook(phase, run, phase if phase in STAGE_PLAN else None)
+        elif phase == DATA_PHASE:
+            prepare_data(run, cfg)
+        elif phase in STAGE_PLAN:
+            run_stage(run, cfg, phase, progress=sys.stderr.isatty())
+        timings[phase] = round(time.time() - t0, 2)
+        console.print(f"  {phase}: finished in {timings[phase]:.1f} s")
+    write_json_atomic(run.path / "timings.json", {"phases": timings, "total_s": round(sum(timings.values()), 2)})
+    print_report(run, not_run=not_run)
+    return run
+
+
+def _is_current(run: RunDir, cfg, stage: str) -> bool:
+    m = run.read_manifest(stage)
+    if not m or m.get("status") != "done":
+        return False
+    try:
+        return m.get("inputs") == stage_inputs(run, cfg, stage)
+    except (FileNotFoundError, ValueError):
+        return False
+
+
+def run_stage_in_process(stage: str, run_id: str, profile: str = "tiny", overrides: list[str] | tuple = (),
+                         progress: bool = True) -> dict:
+    """What `recipe stage NAME` and the stage notebooks call."""
+    run = RunDir.for_id(run_id)
+    if run.config_path.exists() and not overrides:
+        run, cfg = open_run(run_id)
+    else:
+        run, cfg = init_run(profile, run_id, overrides)
+    if stage == DATA_PHASE:
+        prepare_data(run, cfg)
+        return run.read_manifest(DATA_PHASE)
+    if not run.is_done(DATA_PHASE):
+        prepare_data(run, cfg)
+    return run_stage(run, cfg, stage, progress=progress)

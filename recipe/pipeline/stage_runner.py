@@ -1,0 +1,151 @@
+"""Run one stage of the local backend into the run layout.
+
+Order inside a stage: resolve inputs (previous checkpoint, data, teachers) -> hash them -> skip if the manifest is
+``done`` with the same inputs -> manifest ``running`` -> train (resuming from the stage's step state when the
+inputs match) -> save the Hugging Face checkpoint -> validate every domain -> scores.json / teachers.json ->
+manifest ``done``, written last and atomically.
+"""
+from __future__ import annotations
+
+import copy
+import datetime as dt
+import time
+
+import torch
+
+from recipe.config.schema import STAGE_PLAN, RecipeConfig
+from recipe.domains import to_sft_messages
+from recipe.eval.validate import validate_domains
+from recipe.model import build_tiny, load_checkpoint, save_checkpoint
+from recipe.pipeline.data_phase import data_hash, load_splits
+from recipe.pipeline.hashing import sha256_dir, sha256_obj
+from recipe.pipeline.teachers import record_scores, resolve_teachers
+from recipe.runs.layout import RunDir
+from recipe.train.context import StageContext
+from recipe.train.rl import train_rl
+from recipe.train.sft import train_sft
+from recipe.train.state import clear_state
+
+
+class StageNotImplemented(RuntimeError):
+    """A stage is in the plan but this backend cannot run it: we fail loudly instead of skipping it."""
+
+
+def check_runnable(cfg: RecipeConfig, stage: str) -> None:
+    if stage not in STAGE_PLAN:
+        raise KeyError(f"unknown stage {stage!r}; the plan is {', '.join(STAGE_PLAN)}")
+    scfg = cfg.stage(stage)
+    if stage != "sft" and not getattr(scfg, "implemented_locally", True):
+        raise StageNotImplemented(
+            f"stage {stage!r} is in the plan but the local backend does not implement it "
+            f"({stage}.implemented_locally: false in profile {cfg.profile!r}). Run up to an earlier stage "
+            f"(--until), or render it for NeMo-RL with `recipe cluster render --stage {stage}`.")
+
+
+def previous_stage(run: RunDir, stage: str) -> str | None:
+    i = STAGE_PLAN.index(stage)
+    return STAGE_PLAN[i - 1] if i > 0 else None
+
+
+def stage_inputs(run: RunDir, cfg: RecipeConfig, stage: str) -> dict:
+    inputs = {"stage_config": sha256_obj(cfg.stage(stage).model_dump(mode="json")),
+              "model_config": sha256_obj(cfg.model.model_dump(mode="json")),
+              "evaluation": sha256_obj(cfg.evaluation.model_dump(mode="json")),
+              "seed": cfg.run.seed, "data": data_hash(run)}
+    prev = previous_stage(run, stage)
+    if prev is not None:
+        if not run.is_done(prev):
+            raise FileNotFoundError(f"stage {stage!r} starts from {prev!r}, which is not done in run {run.run_id}")
+        inputs["init_checkpoint"] = {"path": str(run.checkpoint_dir(prev)), "sha256": sha256_dir(run.checkpoint_dir(prev))}
+    if stage == "mopd":
+        teachers = resolve_teachers(run, cfg.mopd.teacher_routing, cfg.mopd.domains)
+        inputs["teachers"] = {d: {**t, "sha256": sha256_dir(t["checkpoint"])} for d, t in teachers.items()}
+    return inputs
+
+
+def _sft_corpus(splits: dict, names: list[str], n: int, tokenizer_free_render) -> list[str]:
+    out = []
+    for d in names:
+        for r in splits[d]["train"][:n]:
+            for thinking in (True, False):
+                out.append(tokenizer_free_render(to_sft_messages(r, thinking), r.get("tools"), thinking))
+    return out
+
+
+def _render_without_tokenizer(messages, tools, thinking) -> str:
+    from transformers.utils.chat_template_utils import render_jinja_template
+
+    from recipe.model.chat_template import CHAT_TEMPLATE
+    out, _ = render_jinja_template(conversations=[messages], chat_template=CHAT_TEMPLATE, tools=tools,
+                                   enable_thinking=thinking)
+    return out[0]
+
+
+def run_stage(run: RunDir, cfg: RecipeConfig, stage: str, *, progress: bool = True, force: bool = False) -> dict:
+    """Run (or skip, or resume) one stage; returns its manifest."""
+    check_runnable(cfg, stage)
+    torch.set_num_threads(cfg.run.torch_threads)
+    inputs = stage_inputs(run, cfg, stage)
+    manifest = run.read_manifest(stage) or {}
+    if not force and manifest.get("status") == "done" and manifest.get("inputs") == inputs:
+        manifest["skipped"] = True
+        return manifest
+    ctx_state = run.stage_dir(stage) / "state"
+    if force or manifest.get("inputs") != inputs:  # a previous attempt with other inputs: start clean
+        clear_state(ctx_state)
+        run.truncate_metrics(stage, 0)
+    started = manifest.get("started") if manifest.get("inputs") == inputs else None
+    run.write_manifest(stage, {"stage": stage, "status": "running", "inputs": inputs,
+                               "started": started or dt.datetime.now(dt.timezone.utc).isoformat()})
+    t0 = time.time()
+    splits = load_splits(run, cfg)
+    try:
+        if stage == "sft":
+            if cfg.model.source != "build_tiny":
+                raise StageNotImplemented("local SFT builds the tiny model; a pretrained base runs on the cluster "
+                                          "backend (`recipe cluster render --stage sft`)")
+            corpus = _sft_corpus(splits, cfg.domains.names, cfg.model.tokenizer.corpus_examples // 2,
+                                 _render_without_tokenizer)
+            model, tok = build_tiny(cfg.model, corpus, cfg.run.seed)
+        else:
+            model, tok = load_checkpoint(run.checkpoint_dir(previous_stage(run, stage)))
+        ctx = StageContext(run=run, stage=stage, cfg=cfg, model=model, tokenizer=tok, splits=splits,
+                           progress=progress)
+        scfg = cfg.stage(stage)
+        if stage == "sft":
+            summary = train_sft(ctx, scfg)
+        else:
+            teachers, ref = None, None
+            if scfg.advantage_estimator == "opd":
+                cache: dict[str, object] = {}
+                teachers = {}
+                for d, t in inputs["teachers"].items():
+                    if t["checkpoint"] not in cache:
+                        cache[t["checkpoint"]] = load_checkpoint(t["checkpoint"])[0]
+                    teachers[d] = cache[t["checkpoint"]]
+            if scfg.kl_coef > 0:
+                ref = copy.deepcopy(model).eval()
+            summary = train_rl(ctx, scfg, teachers=teachers, ref_model=ref)
+        save_checkpoint(model, tok, run.checkpoint_dir(stage))
+        t_train = time.time() - t0
+        scores = validate_domains(model, tok, splits, cfg.domains.names, cfg.evaluation)
+        run.write_validation(stage, scores)
+        teachers_now = record_scores(run, stage, scores)
+    except BaseException as e:
+        m = run.read_manifest(stage) or {}
+        m.update(status="failed", error=f"{type(e).__name__}: {e}")
+        run.write_manifest(stage, m)
+        raise
+    clear_state(ctx_state)
+    manifest = {
+        "stage": stage, "status": "done", "inputs": inputs, "started": started or run.read_manifest(stage)["started"],
+        "finished": dt.datetime.now(dt.timezone.utc).isoformat(),
+        "outputs": {"checkpoint": str(run.checkpoint_dir(stage)), "checkpoint_sha256": sha256_dir(run.checkpoint_dir(stage)),
+                    "metrics": str(run.metrics_path(stage)), "validation": str(run.validation_path(stage))},
+        "metrics_summary": {**summary, "validation": scores,
+                            "average": round(sum(scores.values()) / len(scores), 2)},
+        "teachers_after": teachers_now,
+        "timings": {"train_s": round(t_train, 2), "total_s": round(time.time() - t0, 2)},
+    }
+    run.write_manifest(stage, manifest)  # written last: the stage is done only now
+    return manifest

@@ -1,0 +1,28 @@
+"""What a training stage needs, bundled once (``setup`` returns this dataclass, not a tuple)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from recipe.config.schema import RecipeConfig
+from recipe.runs.layout import RunDir
+
+
+@dataclass
+class StageContext:
+    run: RunDir
+    stage: str
+    cfg: RecipeConfig
+    model: object
+    tokenizer: object
+    splits: dict                      # domain -> {"train": [records], "val": [records]}
+    progress: bool = True
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def seed(self) -> int:
+        return self.cfg.run.seed
+
+    @property
+    def state_dir(self) -> Path:
+        return self.run.stage_dir(self.stage) / "state"

@@ -1,0 +1,60 @@
+"""Losses. Each returns (loss, metrics). Shapes: B responses, S tokens; ``mask_BS`` marks trained tokens.
+
+- ``sft_loss``: cross-entropy on assistant tokens only, mean over those tokens.
+- ``grpo_loss`` (RECIPE.md §5): L = -(1 / sum_i |y_i|) * sum_i sum_t A_i * log pi(y_it); token-level over the whole
+  batch (DAPO-style), strictly on-policy (one update per rollout batch, so the PPO ratio is 1 and clipping never
+  activates). Optional KL to a reference (k3 estimator, token mean) when ``kl_coef > 0`` (RLHF: 0.03).
+- ``mopd_loss`` (paper Eq. 3-4, RECIPE.md §6): r_t = pi_train/pi_inf, w_t = sg[r_t] * 1[low <= r_t <= high]
+  (out-of-band tokens get weight 0, not clipped), L = -E_y[(1/|V(y)|) sum_t w_t sg[a_t] log pi_train(y_t)]
+  (per-sequence token mean, then mean over sequences); ``token_level`` normalisation is the tested fallback.
+"""
+from __future__ import annotations
+
+import torch
+
+
+def token_logprobs(logits_BSV: torch.Tensor, targets_BS: torch.Tensor) -> torch.Tensor:
+    """log p(target_t) for every position, [B, S] (logits already aligned with targets)."""
+    return torch.log_softmax(logits_BSV.float(), dim=-1).gather(-1, targets_BS.unsqueeze(-1)).squeeze(-1)
+
+
+def sft_loss(logprobs_BS: torch.Tensor, mask_BS: torch.Tensor):
+    n = mask_BS.sum().clamp(min=1)
+    loss = -(logprobs_BS * mask_BS).sum() / n
+    return loss, {"loss": loss.item(), "tokens": int(mask_BS.sum().item())}
+
+
+def grpo_loss(logprobs_BS, advantages_BS, mask_BS, *, ref_logprobs_BS=None, kl_coef: float = 0.0):
+    n_tokens = mask_BS.sum().clamp(min=1)
+    pg = -(advantages_BS * logprobs_BS * mask_BS).sum() / n_tokens
+    metrics = {"pg_loss": pg.item()}
+    loss = pg
+    if kl_coef > 0:
+        if ref_logprobs_BS is None:
+            raise ValueError("kl_coef > 0 needs reference log-probs")
+        log_ratio = ref_logprobs_BS - logprobs_BS
+        kl = ((torch.exp(log_ratio) - log_ratio - 1) * mask_BS).sum() / n_tokens
+        loss = loss + kl_coef * kl
+        metrics["kl"] = kl.item()
+    metrics["loss"] = loss.item()
+    return loss, metrics
+
+
+def mopd_loss(train_logprobs_BS, inf_logprobs_BS, advantages_BS, mask_BS, *, low: float = 0.5, high: float = 2.0,
+              normalization: str = "per_sequence"):
+    ratio_BS = torch.exp(train_logprobs_BS.detach() - inf_logprobs_BS)
+    in_band_BS = ((ratio_BS >= low) & (ratio_BS <= high)).float() * mask_BS
+    w_BS = ratio_BS * in_band_BS
+    per_token_BS = w_BS * advantages_BS.detach() * train_logprobs_BS * mask_BS
+    if normalization == "per_sequence":
+        n_B = mask_BS.sum(dim=1)
+        keep_B = n_B > 0
+        loss = -(per_token_BS.sum(dim=1)[keep_B] / n_B[keep_B]).mean() if keep_B.any() else per_token_BS.sum() * 0
+    elif normalization == "token_level":
+        loss = -per_token_BS.sum() / mask_BS.sum().clamp(min=1)
+    else:
+        raise ValueError(f"unknown loss_normalization {normalization!r}: per_sequence or token_level")
+    n = mask_BS.sum().clamp(min=1)
+    return loss, {"loss": loss.item(), "masked_frac": 1 - (in_band_BS.sum() / n).item(),
+                  "ratio_mean": ((ratio_BS * mask_BS).sum() / n).item(),
+                  "reverse_kl": (-(advantages_BS * mask_BS).sum() / n).item()}

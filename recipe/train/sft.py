@@ -1,0 +1,95 @@
+"""SFT: cross-entropy on assistant tokens only (paper §3.1; RECIPE.md §3).
+
+Each step draws ``global_batch`` examples (seeded per step), renders each in thinking or instruct mode
+(``mode_mix``) with the chat template, and trains on the assistant turn (reasoning, answer, tool calls and
+``<|im_end|>``). The prompt is tokenized separately from the answer, exactly as at generation time.
+At paper scale, packing into 256K sequences happens in NeMo-RL (cluster backend); the local loop does not pack.
+"""
+from __future__ import annotations
+
+import random
+import time
+
+import torch
+
+from recipe.config.stages import SFTConfig
+from recipe.domains import to_sft_messages
+from recipe.train.context import StageContext
+from recipe.train.losses import sft_loss
+from recipe.train.progress import progress_bar
+from recipe.train.rollout import render_prompt, sequence_logprobs
+from recipe.train.schedule import lr_at
+from recipe.train.state import load_state, save_state, step_seed
+
+
+class SFTExamples:
+    """Tokenized (prompt ids, answer ids) per (record, mode), built lazily and cached."""
+
+    def __init__(self, tokenizer, records: list[dict], max_len: int):
+        self.tok, self.records, self.max_len, self._cache = tokenizer, records, max_len, {}
+
+    def get(self, i: int, thinking: bool) -> tuple[list[int], list[int]]:
+        key = (i, thinking)
+        if key not in self._cache:
+            rec = self.records[i]
+            prompt = render_prompt(self.tok, rec, thinking)
+            full = self.tok.apply_chat_template(to_sft_messages(rec, thinking), tools=rec.get("tools"),
+                                                tokenize=False, enable_thinking=thinking)
+            if not full.startswith(prompt):
+                raise ValueError(f"chat template: prompt of {rec['id']} is not a prefix of the full conversation")
+            answer = full[len(prompt):]
+            answer = answer[: answer.rindex(self.tok.eos_token) + len(self.tok.eos_token)]
+            p_ids = self.tok(prompt, add_special_tokens=False)["input_ids"]
+            a_ids = self.tok(answer, add_special_tokens=False)["input_ids"]
+            self._cache[key] = (p_ids, a_ids)
+        return self._cache[key]
+
+    def collate(self, items: list[tuple[list[int], list[int]]], pad_id: int):
+        seqs = [(p + a)[: self.max_len] for p, a in items]
+        S = max(len(s) for s in seqs)
+        ids = torch.full((len(seqs), S), pad_id, dtype=torch.long)
+        attn = torch.zeros(len(seqs), S, dtype=torch.long)
+        mask = torch.zeros(len(seqs), S)
+        for b, ((p, a), s) in enumerate(zip(items, seqs)):
+            ids[b, : len(s)] = torch.tensor(s)
+            attn[b, : len(s)] = 1
+            mask[b, len(p): len(s)] = 1.0
+        return ids, attn, mask
+
+
+def train_sft(ctx: StageContext, scfg: SFTConfig) -> dict:
+    model, tok = ctx.model, ctx.tokenizer
+    records = [r for d in ctx.cfg.domains.names for r in ctx.splits[d]["train"]]
+    data = SFTExamples(tok, records, scfg.max_seq_len)
+    p_think = scfg.mode_mix.get("thinking", 0.0) / max(1e-9, sum(scfg.mode_mix.values()))
+    opt = torch.optim.AdamW(model.parameters(), lr=scfg.lr, betas=tuple(scfg.adam_betas),
+                            weight_decay=scfg.weight_decay)
+    start = load_state(ctx.state_dir, model, opt) or 0
+    ctx.run.truncate_metrics(ctx.stage, start)
+    total = scfg.planned_steps or scfg.steps
+    model.train()
+    bar = progress_bar(scfg.steps, start, f"{ctx.stage}", ctx.progress)
+    for step in range(start, scfg.steps):
+        t0 = time.perf_counter()
+        rng = random.Random(step_seed(ctx.seed, ctx.stage, step))
+        batch = [data.get(rng.randrange(len(records)), rng.random() < p_think) for _ in range(scfg.global_batch)]
+        ids, attn, mask = data.collate(batch, tok.pad_token_id)
+        lr = lr_at(step, scfg, total)
+        for g in opt.param_groups:
+            g["lr"] = lr
+        lp = sequence_logprobs(model, ids, attn)
+        loss, m = sft_loss(lp, mask)
+        loss.backward()
+        gn = torch.nn.utils.clip_grad_norm_(model.parameters(), scfg.grad_clip)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        row = {"step": step, "lr": lr, "grad_norm": float(gn), "time_s": time.perf_counter() - t0, **m}
+        ctx.run.append_metrics(ctx.stage, row)
+        bar.update(1)
+        bar.set_postfix(loss=f"{m['loss']:.3f}")
+        if (step + 1) % scfg.save_every == 0 and step + 1 < scfg.steps:
+            save_state(ctx.state_dir, model, opt, step + 1)
+    bar.close()
+    model.eval()
+    rows = ctx.run.read_metrics(ctx.stage)
+    return {"steps": scfg.steps, "final_loss": rows[-1]["loss"] if rows else None}
