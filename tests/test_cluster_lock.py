@@ -91,3 +91,18 @@ def test_fingerprint_check_script(lock_copy, tmp_path):
     assert run().returncode == 0
     fp_file.unlink()
     assert run().returncode == 4
+
+
+def test_container_files_consistent():
+    from recipe.cluster.gym import prefetch_config
+    from recipe.cluster.nrl_yaml import load_yaml
+    from recipe.config import load_config
+
+    gen = load_yaml(PROJECT / "containers" / "gym_envs.yaml")
+    assert gen == prefetch_config(load_config("paper").domains.names), "regenerate containers/gym_envs.yaml"
+    docker = (PROJECT / "containers" / "Dockerfile").read_text()
+    assert "FROM nvcr.io/nvidia/nemo-rl:${NEMO_RL_TAG}@${NEMO_RL_DIGEST}" in docker
+    assert "prefetch_venvs.py /opt/recipe/containers/gym_envs.yaml" in docker
+    sc = Path(sys.executable).parent / "shellcheck"
+    p = subprocess.run([str(sc), str(PROJECT / "containers" / "build.sh")], capture_output=True, text=True)
+    assert p.returncode == 0, p.stdout

@@ -144,3 +144,11 @@ def teacher_map(teachers_path: Path, routing: dict[str, str], domains: list[str]
                 f"{{\"{domain}\": {{\"stage\": ..., \"checkpoint\": <HF dir>, \"score\": ...}}}}. Run the teacher "
                 f"stages (and validation) first, or write the entry by hand.")
     return out, prov
+
+
+def prefetch_config(domains: list[str]) -> dict[str, Any]:
+    """NeMo-RL config holding only an ``env.nemo_gym`` block with every Gym server the cascade uses: the input of
+    ``examples/nemo_gym/prefetch_venvs.py`` in ``containers/Dockerfile`` (it takes NeMo-RL configs, not Gym
+    server configs). ``containers/gym_envs.yaml`` is this function's output; a test keeps them equal."""
+    paths = [VLLM_FOR_TRAINING] + sorted({DOMAIN_GYM[d].config_path for d in domains})
+    return {"env": {"should_use_nemo_gym": True, "nemo_gym": {"config_paths": paths}}}

@@ -127,9 +127,7 @@ def render_stage(cfg, run: RunDir, stage: str, *, out: Optional[Path] = None, al
     if not snap_lock.is_file():  # the lock must travel with the snapshot (it is what the job checks against)
         snap_lock.parent.mkdir(parents=True, exist_ok=True)
         snap_lock.write_text(lock_path.read_text())
-    container = f"file://{cl.container.sqsh}" if cl.container.sqsh else lock.pyxis_ref
-    if cl.container.sqsh:
-        container = cl.container.sqsh
+    container = cl.container.sqsh or lock.pyxis_ref  # a .sqsh built from the locked digest (containers/README.md)
 
     data_root = Path(cl.data_root) if cl.data_root else run.path / "nemo_gym_data"
     mounts = [f"{run.path.parent}:{run.path.parent}", *cl.mounts]
@@ -137,7 +135,7 @@ def render_stage(cfg, run: RunDir, stage: str, *, out: Optional[Path] = None, al
         mounts.append(f"{cl.data_root}:{cl.data_root}")
     if cl.hf_home:
         mounts.append(f"{cl.hf_home}:{cl.hf_home}")
-    if str(out_dir).startswith(str(run.path.parent)) is False:
+    if not str(out_dir).startswith(str(run.path.parent) + "/"):
         mounts.append(f"{out_dir}:{out_dir}")
 
     jobs: list[JobRender] = []
@@ -197,7 +195,7 @@ def render_stage(cfg, run: RunDir, stage: str, *, out: Optional[Path] = None, al
                 opd["default_teacher_alias"] = gym.agent_for(section.domains[0], mopd=True)
                 job_prov["teachers"] = tprov
                 n_teachers = len(set(tmap.values()))
-                need = res.parallelism and (res.generation_nodes or 0) + n_teachers * res.teachers.nodes_per_teacher
+                need = (res.generation_nodes or 0) + n_teachers * res.teachers.nodes_per_teacher
                 if need >= res.nodes:
                     raise ValueError(f"cluster.stages.mopd: {res.nodes} nodes cannot hold {res.generation_nodes or 0} "
                                      f"generation nodes + {n_teachers} teachers x {res.teachers.nodes_per_teacher} "
