@@ -45,7 +45,7 @@ def curate(
         rep = run_curate(input, out, fmt=format, decontaminate_against=decontaminate_against, config=data,
                          backend=backend, progress=True)
     except ValueError as e:
-        console.print(f"[red]error:[/] {e}")
+        typer.echo(f"error: {e}", err=True)
         raise typer.Exit(2)
     console.print(report_table(rep).to_string())
     if rep.quarantined:
