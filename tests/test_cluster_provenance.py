@@ -68,9 +68,10 @@ def test_cli_render_submit_status(tmp_path, monkeypatch, shared_dir):
     r = cli.invoke(app, ["render", "--stage", "if_rl", "--run-id", "c1", "--profile", "paper"])
     assert r.exit_code == 2 and "not pinned" in r.output                      # refuses by default
     r = cli.invoke(app, ["render", "--stage", "if_rl", "--run-id", "c1", "--profile", "paper",
-                         "--allow-unpinned", "--allow-dirty", "--diff"])
+                         "--allow-unpinned", "--allow-dirty", "--diff", "--check"])
     assert r.exit_code == 0, r.output
     assert "grpo.use_dynamic_sampling: False -> True" in r.output
+    assert "if_rl: valid against" in r.output
     r = cli.invoke(app, ["submit", "--stage", "if_rl", "--run-id", "c1", "--profile", "paper",
                          "--allow-unpinned", "--allow-dirty"])
     assert r.exit_code == 0 and "dry run (add --submit)" in r.output

@@ -68,6 +68,8 @@ def render(
     allow_dirty: bool = typer.Option(False, help="Render from a git tree with uncommitted changes (recorded)."),
     set_: List[str] = typer.Option([], "--set", "-s", help="Config override key=value (repeatable)."),
     diff: bool = typer.Option(False, help="Print our keys vs the NeMo-RL release defaults."),
+    check: bool = typer.Option(False, help="Validate against a NeMo-RL checkout ($RECIPE_NEMO_RL_DIR or /opt/nemo-rl): "
+                                           "keys exist, defaults inheritance loads, values survive the merge."),
 ) -> None:
     """Write the NeMo-RL YAML, launch.sh (sbatch around ray.sub), convert.sh and provenance. Submits nothing."""
     from recipe.cluster import notebook_api
@@ -84,6 +86,19 @@ def render(
                 console.print(f"wrote {f}")
             if diff:
                 console.print(notebook_api.config_diff(res), markup=False)
+            if check:
+                from recipe.cluster.release import ReleaseTree
+                from recipe.cluster.validate import check_render
+
+                tree = ReleaseTree.find()
+                if tree is None:
+                    _fail("--check needs NeMo-RL's configs: export RECIPE_NEMO_RL_DIR=<clone at v0.7.0>")
+                problems = check_render(res.jobs, tree)
+                for p in problems:
+                    console.print(f"[red]invalid:[/] {p}", markup=True)
+                if problems:
+                    raise typer.Exit(1)
+                console.print(f"{s}: valid against {tree.root}")
     except (*_ERRORS, ConfigError) as e:
         _fail(str(e))
 

@@ -100,3 +100,21 @@ def config_diff_text(rendered: Path, base_original: str, ours: dict[str, Any], t
             sub = {k: v for k, v in base_flat.items() if k.startswith(key + ".")}
             lines.append(f"{key}: {'<mapping>' if sub else '(not in base)'} -> {val!r}")
     return "\n".join(lines) + "\n"
+
+
+def check_render(jobs, tree: ReleaseTree) -> list[str]:
+    """All problems of rendered jobs (``RenderResult.jobs``) against a release tree; empty = valid."""
+    known = release_keys(tree)
+    problems: list[str] = []
+    for job in jobs:
+        from recipe.cluster.nrl_yaml import load_yaml
+
+        flat = flatten_keys({k: v for k, v in load_yaml(job.config_path).items() if k != "defaults"})
+        problems += [f"{job.name}: {k}: not a key of NeMo-RL's release configs" for k in unknown_keys(flat, known)]
+        try:
+            cfg = load_rendered(job.config_path, tree)
+        except Exception as e:  # noqa: BLE001 - reported, not hidden
+            problems.append(f"{job.name}: does not load with the release's defaults: {e}")
+            continue
+        problems += [f"{job.name}: {m}" for m in value_mismatches(cfg, job.overrides)]
+    return problems
