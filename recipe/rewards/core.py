@@ -1,7 +1,7 @@
 """``verify`` for one (record, response): dispatch by ``record["verifier"]["name"]`` and contain failures.
 
-Only two things escape as exceptions: ``UnknownVerifierError`` (a config/data error that must stop the
-run) and ``KeyboardInterrupt``/``SystemExit``. Everything the response or the row can get wrong scores 0
+Only these escape as exceptions: ``UnknownVerifierError`` (a config/data error that must stop the run),
+``SandboxUnavailable`` (no isolation on this host) and ``KeyboardInterrupt``/``SystemExit``. Everything the response or the row can get wrong scores 0
 with a reason: missing or ill-typed fields (``missing_field:*`` / ``invalid_field:*``), responses that are
 not text (``bad_response``), checks that run too long (``timeout``), and any checker bug
 (``error:<Type>``), so one bad row never breaks a batch (issue 3 item 7).
@@ -15,6 +15,7 @@ from recipe.rewards.registry import UnknownVerifierError, get_verifier
 from recipe.rewards.result import VerifierResult, fail
 from recipe.rewards.spec import FieldError
 from recipe.rewards.timeouts import CheckTimeout
+from recipe.sandbox.bwrap import SandboxUnavailable
 
 
 def verifier_name(record: Any) -> str | None:
@@ -42,6 +43,8 @@ def verify(record: dict, response: Any) -> VerifierResult:
         result = fn(record, response)
     except UnknownVerifierError:
         raise
+    except SandboxUnavailable:
+        raise  # an environment error (no bubblewrap): never a silent zero reward
     except FieldError as e:
         return fail(e.reason, error=str(e))
     except BadResponse as e:

@@ -71,11 +71,14 @@ def build_argv(workdir: Path, program: list[str], limits: Limits, *, disable_use
             argv += ["--ro-bind", etc, etc]
     argv += ["--proc", "/proc", "--dev", "/dev", "--size", str(limits.tmp_mb << 20), "--tmpfs", "/tmp"]
     argv += ["--bind", str(workdir), "/work", "--chdir", "/work"]
-    argv += ["--clearenv", "--setenv", "PATH", SAFE_PATH, "--setenv", "HOME", "/work", "--setenv", "TMPDIR", "/tmp",
-             "--setenv", "LANG", "C.UTF-8", "--setenv", "PYTHONDONTWRITEBYTECODE", "1", "--setenv", "PYTHONHASHSEED", "0"]
     launcher = launcher_path() if report_fd is not None else None
     if launcher:
-        argv += ["--ro-bind", launcher, "/.recipe-launcher", "--", *launcher_prefix("/.recipe-launcher", report_fd, limits), *program]
+        argv += ["--ro-bind", launcher, "/.recipe-launcher"]
+    argv += ["--remount-ro", "/"]  # the root tmpfs would otherwise be an uncapped, writable RAM sink
+    argv += ["--clearenv", "--setenv", "PATH", SAFE_PATH, "--setenv", "HOME", "/work", "--setenv", "TMPDIR", "/tmp",
+             "--setenv", "LANG", "C.UTF-8", "--setenv", "PYTHONDONTWRITEBYTECODE", "1", "--setenv", "PYTHONHASHSEED", "0"]
+    if launcher:
+        argv += ["--", *launcher_prefix("/.recipe-launcher", report_fd, limits), *program]
     else:
         argv += ["--", *prlimit_prefix(limits), *program]
     return argv

@@ -1,6 +1,8 @@
 """The in-sandbox launcher: a 50-line C helper, built once per host with the system C compiler.
 
-It sets the run's rlimits, forks and execs the program, waits for it and reports CPU time (user + sys,
+It sets the run's rlimits, installs a seccomp filter (ptrace, process_vm_*, bpf, perf, keyrings,
+userfaultfd, mount/unshare/setns/chroot denied with EPERM; foreign syscall ABIs killed), marks itself
+non-dumpable, forks and execs the program, waits for it and reports CPU time (user + sys,
 including waited-for descendants) and the wait status on a pipe the program never sees. It exists because
 bubblewrap's wait chain does not carry CPU usage back to the host. Built into a root-owned cache dir
 (``$RECIPE_SANDBOX_CACHE`` or ``<tmp>/recipe-sandbox-<uid>``) and bound read-only at ``/.recipe-launcher``.
@@ -23,6 +25,12 @@ LAUNCHER_C = r"""/* recipe sandbox launcher: runs inside bubblewrap as the progr
  * itself never sees (close-on-exec). bubblewrap's own wait chain does not carry CPU usage back to the
  * host, hence this helper. Usage: launcher REPORT_FD CPU_S AS_BYTES NPROC FSIZE NOFILE STACK_UNLIMITED -- PROG ARGS */
 #include <errno.h>
+#include <stddef.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +45,39 @@ static void lim(int res, rlim_t soft, rlim_t hard) {
     if (setrlimit(res, &r) != 0) { perror("setrlimit"); _exit(125); }
 }
 
+#if defined(__x86_64__)
+#define ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define ARCH AUDIT_ARCH_AARCH64
+#endif
+
+#define DENY(nr) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM)
+
+/* Deny debugging / cross-process memory / kernel-surface syscalls; a foreign syscall ABI is killed. */
+static void seccomp_filter(void) {
+#ifdef ARCH
+    struct sock_filter f[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ARCH, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+#if defined(__x86_64__)
+        BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+#endif
+        DENY(SYS_ptrace), DENY(SYS_process_vm_readv), DENY(SYS_process_vm_writev), DENY(SYS_bpf),
+        DENY(SYS_perf_event_open), DENY(SYS_keyctl), DENY(SYS_add_key), DENY(SYS_request_key),
+        DENY(SYS_userfaultfd), DENY(SYS_kexec_load), DENY(SYS_mount), DENY(SYS_umount2), DENY(SYS_unshare),
+        DENY(SYS_setns), DENY(SYS_pivot_root), DENY(SYS_chroot),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = {(unsigned short)(sizeof f / sizeof f[0]), f};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) {
+        perror("seccomp"); _exit(125);
+    }
+#endif
+}
+
 int main(int argc, char **argv) {
     if (argc < 10 || strcmp(argv[8], "--") != 0) { fprintf(stderr, "launcher: bad usage\n"); return 125; }
     int fd = atoi(argv[1]);
@@ -44,6 +85,7 @@ int main(int argc, char **argv) {
     rlim_t fsize = strtoull(argv[5], 0, 10), nofile = strtoull(argv[6], 0, 10);
     int stack_unlimited = atoi(argv[7]);
     int report = (fd > 2 && fcntl(fd, F_GETFD) != -1) ? fd : -1;
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); /* the program (same uid) cannot ptrace or read this launcher */
     if (report >= 0) fcntl(report, F_SETFD, FD_CLOEXEC);
     lim(RLIMIT_CORE, 0, 0);
     lim(RLIMIT_CPU, cpu, cpu + 1);
@@ -55,6 +97,7 @@ int main(int argc, char **argv) {
     if (pid == 0) {
         lim(RLIMIT_AS, as, as);
         lim(RLIMIT_NPROC, nproc, nproc);
+        seccomp_filter();
         execvp(argv[9], argv + 9);
         fprintf(stderr, "launcher: cannot execute %s: %s\n", argv[9], strerror(errno));
         _exit(127);

@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Iterable
 
-from recipe.sandbox.bwrap import SAFE_PATH, SandboxUnavailable, build_argv, launcher_prefix, prlimit_prefix, probe
+from recipe.sandbox.bwrap import SAFE_PATH, SandboxUnavailable, build_argv, cpu_limit, launcher_prefix, prlimit_prefix, probe
 from recipe.sandbox.launcher import launcher_path
 from recipe.sandbox.types import Limits, Verdict
 
@@ -154,7 +154,7 @@ class Session:
         return {"mode": "bubblewrap", "bwrap": self._info.get("version"), "namespaces": "user,pid,net,ipc,uts,cgroup,mount",
                 "network": False, "own_uid": self.uid is not None, "userns_disabled_inside": bool(self._info.get("disable_userns")),
                 "fs": "ro /usr,/lib*,/etc/{alternatives,ld.so.*}; tmpfs /tmp; rw /work only", "env": "cleared",
-                "rlimits": {"cpu_s": int(self.limits.time_limit_s) + 1, "as_mb": self.limits.memory_mb,
+                "rlimits": {"cpu_s": cpu_limit(self.limits), "as_mb": self.limits.memory_mb,
                             "nproc": self.limits.max_processes, "fsize_mb": self.limits.max_file_mb,
                             "nofile": self.limits.max_open_files, "core": 0},
                 "wall_kill_s": self.limits.wall_s}
@@ -306,22 +306,22 @@ def _supervise(proc: subprocess.Popen, t0: float, lim: Limits, stdin, session: S
     elif code is not None and 128 < code <= 128 + 64:
         sig = code - 128  # bwrap and the launcher report a child killed by signal N as 128 + N
     stderr_text = se.decode(errors="replace")
-    status_s, detail = _classify(reason, cpu, lim, code, sig, stderr_text)
+    status_s, detail = _classify(reason, cpu, lim, code, sig, stderr_text, have_launcher=report_fd is not None)
     iso = session.isolation()
     iso["leftover_processes"] = left
     return Verdict(status_s, code, so.decode(errors="replace"), stderr_text, so_tr, se_tr, round(wall, 4), round(cpu, 4), iso, sig, detail)
 
 
-def _classify(reason, cpu, lim: Limits, code, sig, stderr: str) -> tuple[str, str]:
+def _classify(reason, cpu, lim: Limits, code, sig, stderr: str, have_launcher: bool = True) -> tuple[str, str]:
     if reason == "output":
         return "output_limit", "stdout/stderr cap exceeded"
     if reason == "quota":
         return "output_limit", f"work dir exceeded {lim.workdir_quota_mb} MB"
     if reason == "wall":
         return "timeout", f"wall clock exceeded {lim.wall_s:.1f}s"
-    if cpu > lim.time_limit_s or sig == signal.SIGXCPU or (sig == signal.SIGKILL and cpu < 0 and reason is None):
+    if cpu > lim.time_limit_s or sig == signal.SIGXCPU or (sig == signal.SIGKILL and not have_launcher):
         return "timeout", f"cpu {cpu:.2f}s > {lim.time_limit_s}s"
-    if sig == signal.SIGXFSZ:
+    if sig == signal.SIGXFSZ or (code != 0 and "File too large" in stderr):  # CPython ignores SIGXFSZ: EFBIG
         return "output_limit", "file size limit exceeded"
     mem = any(m in stderr for m in _MEMORY_MARKERS)
     if sig is not None:
