@@ -12,7 +12,8 @@ and a partial file continues from its ``.incomplete`` part with an HTTP ``Range`
 behaviour of ``huggingface_hub``). Mirrors: ``HF_ENDPOINT`` is read at call time.
 
 Unsafe files -- pickle weights (``*.bin``, ``*.pt``, ``*.pkl`` ...) and Python code -- are excluded with
-``ignore_patterns`` unless ``allow_unsafe=True``. Not covered: Xet-only storage features, partial
+``ignore_patterns`` unless ``allow_unsafe=True``, which fetches them as well (``safe_load`` still refuses
+to unpickle or import them unless asked). Not covered: Xet-only storage features, partial
 downloads of single files, deleting files that a later revision removed (the manifest lists only files
 of the resolved commit; stale local files are reported in ``stale_local_files``).
 """
@@ -73,6 +74,8 @@ def download_artifact(
     requested = revision or artifact.revision
     chosen, allow = resolve_patterns(artifact, subsets)
     ignore = [] if allow_unsafe else UNSAFE_PATTERNS
+    if allow_unsafe:  # the user opted in: fetch the pickle/code files too (loading still refuses them by default)
+        allow = allow + [p for p in UNSAFE_PATTERNS if p not in allow]
     target = Path(local_dir) if local_dir else default_local_dir(section, artifact)
     target.mkdir(parents=True, exist_ok=True)
     if len(requested) != 40:

@@ -262,6 +262,8 @@ def build_app(root: Path, port: int):
         if m_rev and repo_id and not (repo_id in gated()) and rpath(repo_type, repo_id).exists() \
                 and gitrepo.resolve(rpath(repo_type, repo_id), unquote(m_rev.group(1))) is None:
             response = err(404, "RevisionNotFound", f"Invalid rev id: {unquote(m_rev.group(1))}")
+        elif m_api and not rpath(repo_type, repo_id).exists():
+            response = err(404, "RepoNotFound", "Repository not found")
         elif repo_id and repo_id in gated():
             response = err(403, "GatedRepo", f"Access to {repo_type} {repo_id} is restricted. You must have "
                                               "access to it and be authenticated to access it.")

@@ -1,0 +1,183 @@
+"""`recipe hub publish` round trip on a loopback Hub: real create_repo / create_branch / LFS upload / commit.
+
+A tiny checkpoint is built here (2-layer Llama, tokenizer trained in-process), laid out as a run with
+``RunDir``, published to branch ``sft``, downloaded back and compared file by file and by logits.
+Also: idempotent re-publish, --force for different content, --dry-run writes nothing, model card with
+model-index and lineage, dataset publishing with a data card, refusal of incomplete/unsafe checkpoints.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hub_server.env import use_loopback_hub
+from hub_server.fixtures import HubServer
+from hub_server.tiny import FIXED_INPUT, make_fake_run
+from recipe.hub.errors import HubError, UntrustedArtifactError
+from recipe.hub.publish import publish_dataset, publish_stage
+
+REPO = "me/cascade-run"
+BASE = "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-Base-BF16"
+
+
+@pytest.fixture(scope="module")
+def hub(tmp_path_factory):
+    server = HubServer.start(tmp_path_factory.mktemp("hubsrv") / "srv")
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    return make_fake_run(tmp_path_factory.mktemp("runs"), "r1", stages=("sft", "if_rl"))
+
+
+@pytest.fixture()
+def env(hub, monkeypatch, tmp_path):
+    use_loopback_hub(monkeypatch, hub.endpoint, tmp_path / "hf_home")
+
+
+def _writes(log: list[dict]) -> list[dict]:
+    return [r for r in log if r["method"] in ("POST", "PUT") and "paths-info" not in r["path"]]
+
+
+def test_dry_run_writes_nothing(hub, run, env):
+    before = len(hub.requests_log())
+    res = publish_stage(run, "sft", REPO, base_model=BASE, dry_run=True)
+    assert res["action"] == "dry-run" and res["remote_state"] == "no-repo" and res["branch"] == "sft"
+    paths = {f["path"] for f in res["files"]}
+    assert {"model.safetensors", "config.json", "generation_config.json", "tokenizer.json", "README.md",
+            "provenance.json", "validation.json", "config.yaml"} <= paths
+    assert not _writes(hub.requests_log()[before:])
+    assert not (run.stage_dir("sft") / "publish.json").exists()
+
+
+def test_round_trip_identical_files_and_logits(hub, run, env, tmp_path):
+    import torch
+    from huggingface_hub import HfApi, snapshot_download
+
+    from recipe.hub.safe_load import load_model, load_tokenizer
+
+    res = publish_stage(run, "sft", REPO, base_model=BASE)
+    assert res["action"] == "created"
+    api = HfApi(endpoint=hub.endpoint)
+    branches = {b.name: b.target_commit for b in api.list_repo_refs(REPO).branches}
+    assert branches["sft"] == res["commit"]
+    tree = {f.path: f for f in api.list_repo_tree(REPO, revision="sft", recursive=True)}
+    assert tree["model.safetensors"].lfs is not None  # went through the LFS batch + PUT path
+    record = json.loads((run.stage_dir("sft") / "publish.json").read_text())
+    assert record["commit"] == res["commit"] and record["branch"] == "sft"
+
+    local = Path(snapshot_download(REPO, revision="sft", local_dir=tmp_path / "dl", endpoint=hub.endpoint))
+    ckpt = run.checkpoint_dir("sft")
+    for f in ckpt.rglob("*"):
+        if f.is_file():
+            assert (local / f.relative_to(ckpt)).read_bytes() == f.read_bytes(), f.name
+
+    ref_model, ref_tok = load_model(ckpt), load_tokenizer(ckpt)
+    model, tok = load_model(local), load_tokenizer(local)
+    ids = tok(FIXED_INPUT, return_tensors="pt").input_ids
+    assert torch.equal(ids, ref_tok(FIXED_INPUT, return_tensors="pt").input_ids)
+    with torch.no_grad():
+        assert torch.equal(model(ids).logits, ref_model(ids).logits)
+    assert tok.apply_chat_template([{"role": "user", "content": "hi"}], tokenize=False) == \
+        ref_tok.apply_chat_template([{"role": "user", "content": "hi"}], tokenize=False)
+
+
+def test_model_card_has_model_index_and_lineage(hub, run, env, tmp_path):
+    from huggingface_hub import ModelCard, hf_hub_download
+
+    publish_stage(run, "sft", REPO, base_model=BASE)  # no-op if the round-trip test ran first
+    card = ModelCard.load(hf_hub_download(REPO, "README.md", revision="sft", endpoint=hub.endpoint,
+                                          local_dir=tmp_path))
+    data = card.data
+    assert data.base_model == BASE and data.library_name == "transformers"
+    assert data.datasets == ["nvidia/Nemotron-Cascade-2-RL-data"]
+    results = {r.dataset_name: r.metric_value for r in data.eval_results}
+    assert results == {"math (validation)": 0.25, "mcqa (validation)": 0.5}
+    info = json.loads(run.run_json_path.read_text())
+    for needle in (info["git_commit"], info["container_digest"], "`sft` | done", "1" * 40):
+        assert needle in card.text, needle
+
+
+def test_republish_is_noop_and_different_content_needs_force(hub, run, env):
+    first = publish_stage(run, "sft", REPO, base_model=BASE)
+    before = len(hub.requests_log())
+    again = publish_stage(run, "sft", REPO, base_model=BASE)
+    assert again["action"] == "unchanged" and again["commit"] == first["commit"]
+    assert not _writes(hub.requests_log()[before:])
+
+    # if_rl's checkpoint (different weights) pushed to the *sft* branch: refused, then forced.
+    other = run.checkpoint_dir("if_rl")
+    sft_ckpt = run.checkpoint_dir("sft")
+    saved = (sft_ckpt / "model.safetensors").read_bytes()
+    (sft_ckpt / "model.safetensors").write_bytes((other / "model.safetensors").read_bytes())
+    (sft_ckpt / "extra_note.json").write_text("{}")
+    try:
+        with pytest.raises(HubError, match="different content.*--force"):
+            publish_stage(run, "sft", REPO, base_model=BASE)
+        forced = publish_stage(run, "sft", REPO, base_model=BASE, force=True)
+        assert forced["action"] == "replaced" and forced["commit"] != first["commit"]
+        assert set(forced["changed"]) == {"model.safetensors", "extra_note.json"}
+    finally:
+        (sft_ckpt / "model.safetensors").write_bytes(saved)
+        (sft_ckpt / "extra_note.json").unlink()
+    restored = publish_stage(run, "sft", REPO, base_model=BASE, force=True)
+    assert restored["removed"] == ["extra_note.json"]  # files gone locally are deleted on the branch
+
+
+def test_each_stage_gets_its_branch(hub, run, env):
+    from huggingface_hub import HfApi
+
+    res = publish_stage(run, "if_rl", REPO, base_model=BASE)
+    assert res["action"] == "created"
+    branches = {b.name for b in HfApi(endpoint=hub.endpoint).list_repo_refs(REPO).branches}
+    assert {"main", "sft", "if_rl"} <= branches
+
+
+def test_refuses_incomplete_unsafe_or_unfinished(run, env, tmp_path):
+    ckpt = run.checkpoint_dir("sft")
+    (ckpt / "pytorch_model.bin").write_bytes(b"not really a pickle")
+    try:
+        with pytest.raises(UntrustedArtifactError, match="pytorch_model.bin"):
+            publish_stage(run, "sft", REPO, base_model=BASE, dry_run=True)
+    finally:
+        (ckpt / "pytorch_model.bin").unlink()
+    gen = (ckpt / "generation_config.json").read_bytes()
+    (ckpt / "generation_config.json").unlink()
+    try:
+        with pytest.raises(HubError, match="missing generation_config.json"):
+            publish_stage(run, "sft", REPO, base_model=BASE, dry_run=True)
+    finally:
+        (ckpt / "generation_config.json").write_bytes(gen)
+    manifest = run.read_manifest("if_rl")
+    run.write_manifest("if_rl", {**manifest, "status": "running"})
+    try:
+        with pytest.raises(HubError, match="'running', not 'done'"):
+            publish_stage(run, "if_rl", REPO, base_model=BASE, dry_run=True)
+    finally:
+        run.write_manifest("if_rl", manifest)
+
+
+def test_dataset_with_data_card_loads_back(hub, env, tmp_path):
+    from datasets import load_dataset
+    from huggingface_hub import snapshot_download
+
+    data = tmp_path / "curated"
+    (data / "math").mkdir(parents=True)
+    rows = [{"id": f"m{i}", "domain": "math", "messages": [{"role": "user", "content": f"{i}+1"}]} for i in range(3)]
+    (data / "math" / "train.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (data / "report.json").write_text(json.dumps({"rows_in": 3, "kept": 3}))
+    cards = tmp_path / "data_cards"
+    cards.mkdir()
+    (cards / "curated.md").write_text("---\nlicense: odc-by\n---\n# curated math (test)\n")
+    res = publish_dataset(data, "me/cascade-data", cards_dir=cards)
+    assert res["action"] == "created"
+    assert publish_dataset(data, "me/cascade-data", cards_dir=cards)["action"] == "unchanged"
+    local = Path(snapshot_download("me/cascade-data", repo_type="dataset", local_dir=tmp_path / "dl",
+                                   endpoint=hub.endpoint))
+    assert "config_name: math" in (local / "README.md").read_text()
+    ds = load_dataset(str(local), "math", split="train")
+    assert ds["id"] == ["m0", "m1", "m2"]
