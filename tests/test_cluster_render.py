@@ -162,6 +162,8 @@ def test_paper_values_land_in_the_right_keys(cascade, tree):
     assert get_path(sft, "policy.megatron_cfg.enabled") is True and get_path(sft, "policy.dtensor_cfg.enabled") is False
     assert get_path(sft, "data.train.dataset_name") == "openai_format"
     assert "split" not in get_path(sft, "data.train")   # _override_ dropped the squad defaults
+    tmpl = Path(get_path(sft, "policy.tokenizer.chat_template"))
+    assert tmpl.suffix == ".jinja" and "<think>" in tmpl.read_text()   # not sft.yaml's SQuAD template
 
 
 def test_mopd_teacher_map_from_teachers_json(cascade, tree):

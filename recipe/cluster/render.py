@@ -168,6 +168,15 @@ def render_stage(cfg, run: RunDir, stage: str, *, out: Optional[Path] = None, al
         nested = nest(flat)
         deviations: list[str] = []
         if kind == "sft":
+            # sft.yaml's own chat_template is a SQuAD prompt; NeMo-RL loads a *.jinja path from file, so the
+            # recipe's Nemotron-Cascade 2 template (recipe.model.chat_template, RECIPE.md §2) is written beside
+            # the YAML and referenced. RL stages inherit it from the converted checkpoint's tokenizer.
+            from recipe.model.chat_template import CHAT_TEMPLATE
+
+            template_path = out_dir / "chat_template.jinja"
+            write_text_atomic(template_path, CHAT_TEMPLATE.strip() + "\n")
+            flat["policy.tokenizer.chat_template"] = str(template_path)
+            nested = nest(flat)
             nested["data"] = {
                 "train": {"_override_": True, "dataset_name": "openai_format", "data_path": dpaths["train"],
                           "chat_key": "messages", "tool_key": "tools", "use_preserving_dataset": True},
