@@ -143,7 +143,8 @@ def released_card(rel: ReleasedDataset, kind: str) -> str:
     L = [_front_matter(meta), f"# {rel.repo_id}", "",
          f"Upstream: https://huggingface.co/datasets/{rel.repo_id} at revision `{rel.revision or 'unpinned'}` "
          "(pinned in `recipe/config/profiles/*/data.yaml`). This card documents how the recipe reads it "
-         "(RECIPE.md §7); it is not NVIDIA's card.", "", "## Configs (rows stated on the upstream card)", "",
+         "(RECIPE.md §7); it is not NVIDIA's card. The pinned sha comes from public third-party records and was not "
+         "checked against the Hub when the profile was written; `recipe hub download` records the sha it resolves.", "", "## Configs (rows stated on the upstream card)", "",
          "| config | rows |", "|---|---|"]
     L += [f"| `{c}` | {n:,} |" for c, n in rel.configs.items()]
     L += [f"| **total** | **{total:,}** |", "", "## Format", "", _RELEASE_TEXT[rel.format], "",
