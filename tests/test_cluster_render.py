@@ -16,6 +16,7 @@ import pytest
 
 from recipe.cluster import keymap
 from recipe.cluster.lock import UnpinnedError
+from recipe.cluster.provenance import DirtyTreeError
 from recipe.cluster.nrl_yaml import flatten_keys, get_path, load_yaml
 from recipe.cluster.release import ReleaseTree
 from recipe.cluster.render import render_cascade, render_stage
@@ -232,10 +233,27 @@ def test_provenance_recorded(cascade):
     assert man["status"] == "pending" and man["backend"] == "cluster"
 
 
-def test_unpinned_and_dirty_are_refused(paper, tmp_path):
+def test_unpinned_and_dirty_are_refused_pinned_renders_by_digest(paper, tmp_path):
+    root = tmp_path / "project"          # not a git checkout: counts as dirty
+    (root / "containers").mkdir(parents=True)
+    lock = json.loads((Path(__file__).resolve().parents[1] / "containers/nemo-rl.lock.json").read_text())
+    lock["digest"] = None
+    (root / "containers/nemo-rl.lock.json").write_text(json.dumps(lock))
     run = RunDir(tmp_path / "strict")
     with pytest.raises(UnpinnedError, match="recipe cluster lock"):
-        render_stage(paper, run, "if_rl", allow_dirty=True)
+        render_stage(paper, run, "if_rl", allow_dirty=True, project_root=root)
+    digest = "sha256:" + "cd" * 32
+    lock["digest"] = digest
+    (root / "containers/nemo-rl.lock.json").write_text(json.dumps(lock))
+    with pytest.raises(DirtyTreeError, match="--allow-dirty"):
+        render_stage(paper, run, "if_rl", project_root=root)
+    res = render_stage(paper, run, "if_rl", allow_dirty=True, project_root=root)
+    text = res.jobs[0].launch_path.read_text()
+    assert f"export CONTAINER='nvcr.io#nvidia/nemo-rl@{digest}'" in text
+    assert "UNPINNED" not in text and "--allow-unpinned" not in text
+    prov = json.loads(res.provenance_path.read_text())
+    assert prov["image_digest"] == digest and prov["allow_unpinned"] is False and prov["git_commit"] is None
+    assert run.read_run_json()["container_digest"] == digest
 
 
 def test_steps_null_is_refused(tmp_path):

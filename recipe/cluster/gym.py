@@ -39,6 +39,9 @@ DOMAIN_GYM: dict[str, GymEnv] = {
     "mcqa": GymEnv("resources_servers/mcqa/configs/mcqa.yaml", "mcqa_simple_agent", True, "mcqa"),
     "workplace_tools": GymEnv("resources_servers/workplace_assistant/configs/workplace_assistant.yaml",
                               "workplace_assistant_simple_agent", True, "workplace_assistant"),
+    # the tiny profile's tool-call domain: tool calling is served by the same Gym environment
+    "tool_call": GymEnv("resources_servers/workplace_assistant/configs/workplace_assistant.yaml",
+                        "workplace_assistant_simple_agent", True, "workplace_assistant"),
     "structured_output": GymEnv("resources_servers/structured_outputs/configs/structured_outputs_json.yaml",
                                 "structured_outputs_simple_agent", True, "structured_outputs"),
     "code": GymEnv("resources_servers/code_gen/configs/code_gen.yaml", "code_gen_simple_agent", True, "code_gen"),

@@ -85,7 +85,7 @@ def _reward_shaping(v, s):
 def _require_steps(v):
     if v is None:
         raise ValueError("steps is null (the paper does not report it; RECIPE.md §10: run to a validation plateau). "
-                         "NeMo-RL needs a step budget: pass an override such as -o swe_rl.agentic.steps=100")
+                         "NeMo-RL needs a step budget: pass an override such as --set swe_rl.agentic.steps=100")
     return v
 
 
@@ -231,7 +231,7 @@ def stage_values(stage_cfg: Any, kind: str) -> dict[str, Any]:
         if getattr(stage_cfg, "is_seq_mask_threshold", None) is None:
             raise ValueError("mopd.is_seq_mask_threshold is null: NeMo-RL's opd estimator needs "
                              "grpo.seq_logprob_error_threshold set (NEMO_RL.md §5; the replication uses 2.0). "
-                             "Set mopd.is_seq_mask_threshold in the profile (or -o mopd.is_seq_mask_threshold=2.0)")
+                             "Set mopd.is_seq_mask_threshold in the profile (or --set mopd.is_seq_mask_threshold=2.0)")
     return out
 
 
