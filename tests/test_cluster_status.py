@@ -62,6 +62,7 @@ def test_status_reads_checkpoints_and_tensorboard(rendered):
     assert p["training_info"]["consumed_samples"] == 20480
     rows = run.read_metrics("multi_domain_rl")
     assert [r["step"] for r in rows] == list(range(1, 11))
+    assert rows[2]["reward_mean"] == pytest.approx(0.3) and rows[2]["loss"] == pytest.approx(1 / 3)  # local names
     assert rows[0]["train/loss"] == pytest.approx(1.0) and rows[-1]["validation/total_reward/mean"] == pytest.approx(0.61)
     assert run.read_validation("multi_domain_rl") == pytest.approx(
         {"mcqa": 0.8, "workplace_tools": 0.55, "all": 0.61})                # structured_output: no tag, left out

@@ -58,7 +58,7 @@ def launch_script(s: LaunchSpec) -> str:
     command = " && ".join([
         check,
         f"cd {CONTAINER_SOURCE_DIR}",
-        f"uv run --extra mcore python {s.entry_point} --config {q(s.config_path)}",
+        f"uv run python {s.entry_point} --config {q(s.config_path)}",
         f"bash {q(s.convert_script)}",
     ])
     sbatch_args = [f"--job-name={s.job_name}", f"--nodes={s.nodes}", f"--gres=gpu:{s.gpus_per_node}",

@@ -5,8 +5,9 @@ Inputs, per job of the stage (paths recorded in the render's provenance): the ch
 the TensorBoard event files under ``logger.log_dir`` (the render enables TensorBoard), and the converted HF
 checkpoint. Outputs, the same files the local backend writes:
 
-* ``metrics.jsonl``   one row per (job, step): every TensorBoard scalar of that step (rewritten each time, so
-                      repeated calls never duplicate rows);
+* ``metrics.jsonl``   one row per (job, step): every TensorBoard scalar of that step plus the local backend's
+                      names (``loss``, ``reward_mean``, ``grad_norm``, ``lr``; ``ALIASES``), rewritten each time so
+                      repeated calls never duplicate rows;
 * ``validation.json`` per-domain scores from the newest step with ``validation/…`` scalars: a tag containing the
                       domain's Gym agent name (``validation/<agent>/…``, accuracy or reward preferred) gives that
                       domain's score, ``validation/total_reward/mean`` or ``validation/accuracy`` the ``all`` score.
@@ -25,6 +26,26 @@ from typing import Any
 from recipe.cluster.gym import DOMAIN_GYM, MOPD_PASSTHROUGH
 from recipe.cluster.resume import step_dirs
 from recipe.runs.layout import RunDir, write_text_atomic
+
+
+# Local-backend metric names (recipe/train) -> NeMo-RL TensorBoard tags that carry the same quantity, first
+# present wins [inferred tag names], so notebook plots read both backends' metrics.jsonl alike.
+ALIASES: dict[str, tuple[str, ...]] = {
+    "loss": ("train/loss",),
+    "reward_mean": ("train/reward", "train/total_reward/mean", "train/reward/mean"),
+    "grad_norm": ("train/grad_norm",),
+    "lr": ("train/lr",),
+}
+
+
+def _aliases(tags: dict[str, float]) -> dict[str, float]:
+    out = {}
+    for name, cands in ALIASES.items():
+        for t in cands:
+            if t in tags:
+                out[name] = tags[t]
+                break
+    return out
 
 
 def read_scalars(log_dir: Path) -> dict[int, dict[str, float]]:
@@ -96,7 +117,7 @@ def collect(run: RunDir, stage: str) -> dict[str, Any]:
             info = json.loads(p.read_text()) if p.is_file() else None
         scalars = read_scalars(Path(job["log_dir"]))
         for step in sorted(scalars):
-            rows.append({"step": step, "job": name, "source": "nemo_rl", **scalars[step]})
+            rows.append({"step": step, "job": name, "source": "nemo_rl", **scalars[step], **_aliases(scalars[step])})
         scores, val_step = _domain_scores(scalars, job.get("domains", []))
         if scores:
             last_scores, last_val_step = scores, val_step
