@@ -84,6 +84,17 @@ def test_round_trip_identical_files_and_logits(hub, run, env, tmp_path):
         assert torch.equal(model(ids).logits, ref_model(ids).logits)
     assert tok.apply_chat_template([{"role": "user", "content": "hi"}], tokenize=False) == \
         ref_tok.apply_chat_template([{"role": "user", "content": "hi"}], tokenize=False)
+    try:  # the project's validation (same verifiers as training), when that part exists
+        from recipe.config import load_config
+        from recipe.eval.validate import validate_domains
+
+        from hub_server.tiny import tiny_val_splits
+    except ImportError:
+        return
+    cfg = load_config("tiny")
+    splits, ecfg = tiny_val_splits(cfg, n=4), cfg.evaluation.model_copy(update={"max_new_tokens": 8})
+    assert validate_domains(model, tok, splits, cfg.domains.names, ecfg) == \
+        validate_domains(ref_model, ref_tok, splits, cfg.domains.names, ecfg)
 
 
 def test_model_card_has_model_index_and_lineage(hub, run, env, tmp_path):

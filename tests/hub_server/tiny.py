@@ -16,6 +16,29 @@ FIXED_INPUT = "<|im_start|>user\nwhat is 2 + 3 ?<|im_end|>\n"
 
 
 def build_tiny_checkpoint(out: Path, seed: int = 0) -> Path:
+    """The project's tiny NemotronH (``recipe.model.build_tiny``) when present, else a 2-layer Llama."""
+    try:
+        from recipe.config import load_config
+        from recipe.domains import build_tiny_splits
+        from recipe.model.build import build_tiny, save_checkpoint
+    except ImportError:
+        return build_llama_checkpoint(out, seed)
+    cfg = load_config("tiny")
+    splits = tiny_val_splits(cfg, n=40)
+    corpus = [m["content"] for d in cfg.domains.names for r in splits[d]["val"] for m in r["messages"]]
+    model, tok = build_tiny(cfg.model, corpus, seed)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    return save_checkpoint(model, tok, out)
+
+
+def tiny_val_splits(cfg, n: int = 4) -> dict:
+    from recipe.domains import build_tiny_splits
+
+    spec = cfg.domains.tiny.model_copy(update={"train_items": n, "val_items": n})
+    return build_tiny_splits(spec, cfg.domains.names, cfg.run.seed)
+
+
+def build_llama_checkpoint(out: Path, seed: int = 0) -> Path:
     import torch
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
     from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
