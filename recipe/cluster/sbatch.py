@@ -134,7 +134,7 @@ if [ -z "$iter_dir" ]; then
 fi
 TMP="$OUT.tmp-$$"
 rm -rf "$TMP"
-cd {CONTAINER_SOURCE_DIR}
+cd "${{NEMO_RL_DIR:-{CONTAINER_SOURCE_DIR}}}"
 uv run --extra mcore python {MEGATRON_TO_HF} --config "$STEP_DIR/config.yaml" \\
   --megatron-ckpt-path "$iter_dir" --hf-ckpt-path "$TMP"
 # The converter writes weights + config.json only: copy tokenizer files (tokenizer_config.json carries the chat
