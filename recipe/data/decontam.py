@@ -7,7 +7,8 @@ the index; the report names the first eval item matched.
 
 Speed (benchmarks/bench_curation.py): tokens are mapped to ids of the *eval* vocabulary (a token the eval
 sets never use cannot be part of a shared n-gram, so such windows are skipped), a whole batch of rows is
-concatenated and n-gram hashes are computed with a vectorised 64-bit polynomial hash, then looked up with
+concatenated and n-gram hashes are computed with a vectorised 64-bit polynomial hash, screened with a
+bitmap of the eval hashes (>= 8 buckets per eval n-gram), and the survivors are looked up with
 ``numpy.searchsorted`` in the sorted eval hashes. Hashes are deterministic (no Python ``hash``), so the
 index can be shipped to Ray workers. A 64-bit collision between distinct n-grams is possible in principle
 (~n_rows·n_eval_ngrams / 2^64) and is not re-checked.
@@ -17,7 +18,8 @@ paraphrased leaks.
 from __future__ import annotations
 
 import json
-from itertools import repeat
+import math
+from itertools import chain, repeat
 from pathlib import Path
 from typing import Iterable
 
@@ -25,7 +27,8 @@ import numpy as np
 
 from recipe.data.text import words
 
-_P = np.uint64(1099511628211)  # FNV prime, odd: the polynomial hash stays a bijection per position
+_P = np.uint64(1099511628211)
+_MIX = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing multiplier for the bitmap pre-filter  # FNV prime, odd: the polynomial hash stays a bijection per position
 
 
 def _window_hashes(ids: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -82,39 +85,54 @@ class NgramIndex:
         return {"items": len(self.item_ids), "ngrams": int(len(self.hashes)), "n": self.n,
                 "too_short": self.too_short, "vocab": len(self.vocab)}
 
+    def _bitmap(self) -> np.ndarray:
+        """Membership pre-filter: one bool per bucket of the mixed hash (>= 8 buckets per eval n-gram)."""
+        bm = getattr(self, "_bm", None)
+        if bm is None:
+            bits = int(min(26, max(16, math.ceil(math.log2(max(len(self.hashes), 1) * 8)))))
+            self._bits = bits
+            bm = np.zeros(1 << bits, bool)
+            bm[self._bucket(self.hashes)] = True
+            self._bm = bm
+        return bm
+
+    def _bucket(self, h: np.ndarray) -> np.ndarray:
+        with np.errstate(over="ignore"):
+            return ((h * _MIX) >> np.uint64(64 - self._bits)).astype(np.int64)
+
     def check_batch(self, texts: list[str], min_overlap: int = 1) -> list[str | None]:
         """For each text, the id of an eval item it overlaps (>= ``min_overlap`` n-grams) or ``None``."""
         out: list[str | None] = [None] * len(texts)
         if not len(self.hashes) or not texts:
             return out
-        get = self.vocab.get
-        chunks, starts, pos = [], [], 0
-        for t in texts:
-            toks = words(t)
-            starts.append(pos)
-            chunks.append(np.fromiter(map(get, toks, repeat(0)), np.uint64, len(toks)))
-            chunks.append(np.zeros(1, np.uint64))  # separator: windows never cross rows
-            pos += len(toks) + 1
-        ids = np.concatenate(chunks)
+        bm = self._bitmap()
+        toks = [words(t) for t in texts]
+        lens = np.fromiter(map(len, toks), np.int64, len(toks))
+        flat = list(chain.from_iterable(toks))
+        ids = np.fromiter(map(self.vocab.get, flat, repeat(0)), np.uint64, len(flat))
+        ends = np.cumsum(lens)
+        ids = np.insert(ids, ends, np.uint64(0))  # separator after each row: windows never cross rows
+        starts = ends - lens + np.arange(len(lens))
         h, valid = _window_hashes(ids, self.n)
-        where = np.nonzero(valid)[0]
+        where = np.flatnonzero(valid)
         if not len(where):
             return out
         q = h[where]
+        pre = bm[self._bucket(q)]
+        where, q = where[pre], q[pre]
+        if not len(q):
+            return out
         j = np.searchsorted(self.hashes, q)
         j[j == len(self.hashes)] = 0
         hit = self.hashes[j] == q
         if not hit.any():
             return out
         hit_pos, hit_j = where[hit], j[hit]
-        row = np.searchsorted(np.asarray(starts), hit_pos, side="right") - 1
-        rows, counts = np.unique(row, return_counts=True)
-        first = {}
-        for r, jj in zip(row.tolist(), hit_j.tolist()):
-            first.setdefault(r, jj)
-        for r, c in zip(rows.tolist(), counts.tolist()):
+        row = np.searchsorted(starts, hit_pos, side="right") - 1
+        rows, first_idx, counts = np.unique(row, return_index=True, return_counts=True)
+        for r, fi, c in zip(rows.tolist(), first_idx.tolist(), counts.tolist()):
             if c >= min_overlap:
-                out[r] = self.item_ids[int(self.owner[first[r]])]
+                out[r] = self.item_ids[int(self.owner[hit_j[fi]])]
         return out
 
 
