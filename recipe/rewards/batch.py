@@ -37,7 +37,9 @@ def verify_batch(records: Sequence[dict], responses: Sequence[Any], *, workers: 
     if len(records) != len(responses):
         raise ValueError(f"verify_batch got {len(records)} records but {len(responses)} responses; pass one response per record")
     for name in {verifier_name(r) for r in records} - {None}:
-        get_verifier(name)  # config errors first, before any rollout is scored
+        fn = get_verifier(name)  # config errors first, before any rollout is scored
+        if getattr(fn, "per_response", True) is False:
+            fn({}, None)  # raises its explanation (e.g. pairwise_judge rows need a judge, not verify)
     pairs = list(zip(records, responses))
     if not pairs:
         return []

@@ -4,7 +4,8 @@ Extraction: the last fenced code block after ``</think>`` whose language matches
 ```cpp / ```c++; an untagged block is accepted), else ``no_answer``. Reward 1 only if every test passes
 (RECIPE.md stage 6, "strict binary pass-all-tests"); ``details.tests`` lists each test's verdict
 (status, wall/CPU seconds). Runs stop at the first failing test (set ``stop_on_failure: false`` in the
-spec to run all). Limits: ``time_limit_s`` (default 6, LiveCodeBench), ``memory_mb`` (default 1024).
+spec to run all). Output comparison: ``compare: tokens`` (default, Codeforces ``wcmp``) or ``lines``
+(NeMo-Gym code_gen); a ``checker`` (C++ source) overrides both. Limits: ``time_limit_s`` (default 6, LiveCodeBench), ``memory_mb`` (default 1024).
 All execution goes through ``recipe.sandbox``; without bubblewrap this verifier fails loudly
 (``SandboxUnavailable``) rather than run model code unisolated.
 """
@@ -64,8 +65,11 @@ def verify_code(record: dict, response: Any) -> VerifierResult:
     code = extract_code(parsed.answer, language)
     if code is None:
         return fail("no_answer", language=language)
+    compare = spec.get("compare", "tokens")
+    if compare not in ("tokens", "lines"):
+        return fail("invalid_field:compare", compare=compare)
     suite = run_suite(code, tests, language=language, limits=limits, checker=spec.get("checker"),
-                      stop_on_failure=bool(spec.get("stop_on_failure", True)))
+                      stop_on_failure=bool(spec.get("stop_on_failure", True)), compare=compare)
     details = {"language": language, "n_tests": len(tests), "tests": [t.to_dict() for t in suite.tests],
                "isolation": suite.isolation.get("mode")}
     if not suite.compiled:

@@ -18,7 +18,8 @@ ill-typed field always scores 0 with ``missing_field:<name>`` / ``invalid_field:
   ``order``: ``any`` (default) | ``exact``.
 - ``code``: ``tests`` (list of ``{input, output}``), ``language``: ``python`` (default) | ``cpp``,
   ``time_limit_s`` (default 6, LiveCodeBench), ``memory_mb`` (default 1024), optional ``checker``
-  (source of a C++ checker run as ``checker input expected output``).
+  (source of a C++ checker run as ``checker input expected output``), ``compare``: ``tokens`` (default) |
+  ``lines``, ``stop_on_failure`` (default true). NeMo-Gym ``unit_tests: {inputs, outputs}`` is accepted.
 - ``pairwise_judge``: used through ``recipe.rewards.judge`` (prompt, response A, response B), not per-row.
 """
 from __future__ import annotations

@@ -5,8 +5,10 @@ Parsed formats: the XML format of the Nemotron/Qwen3-Coder chat template
 trailing newline of a value is dropped, as the vLLM ``qwen3_coder`` parser does); the JSON form
 ``<tool_call>{"name": …, "arguments": {…}}</tool_call>``; and structured calls already split out of the
 response (OpenAI ``tool_calls`` / Responses ``function_call`` items, NeMo-Gym xlam/workplace rows).
-Comparison: names exactly; arguments as dicts where every string value that parses as JSON is compared
-as JSON (so ``"5"`` and ``5`` match, ``"[1, 2]"`` and ``[1, 2]`` match). Reward 1 iff the predicted
+Comparison: names exactly; arguments given as a JSON string are parsed first; typed JSON values compare
+exactly (``"14"`` ≠ ``14`` for OpenAI-style calls, as NeMo-Gym xlam_fc scores them); XML parameter values
+are text, so they match when their JSON reading or raw text equals the expected value (``3`` matches
+``"3"`` and ``3``; ``[1, 2]`` matches a list). Reward 1 iff the predicted
 calls equal the expected calls as a multiset (``order: exact`` demands the same order); details carry
 ``num_expected``, ``num_predicted``, ``num_correct`` (NeMo-Gym xlam_fc field names).
 Not covered: executing calls against an environment state (NeMo-Gym workplace_assistant compares the
@@ -40,15 +42,15 @@ def parse_xml_tool_calls(text: str) -> list[dict]:
     """Calls in ``text`` as ``[{"name", "arguments": dict}]`` (malformed blocks are skipped).
 
     >>> parse_xml_tool_calls("<tool_call>\\n<function=add>\\n<parameter=a>\\n1\\n</parameter>\\n</function>\\n</tool_call>")
-    [{'name': 'add', 'arguments': {'a': 1}}]
+    [{'name': 'add', 'arguments': {'a': '1'}, 'xml': True}]
     """
     calls = []
     for block in _TOOL_CALL.findall(text):
         funcs = _FUNCTION.findall(block)
         if funcs:
             for name, body in funcs:
-                args = {p.strip(): maybe_json(_strip_one_newline(v)) for p, v in _PARAM.findall(body)}
-                calls.append({"name": name.strip(), "arguments": args})
+                args = {p.strip(): _strip_one_newline(v) for p, v in _PARAM.findall(body)}
+                calls.append({"name": name.strip(), "arguments": args, "xml": True})
             continue
         obj = maybe_json(block.strip())
         if isinstance(obj, dict) and isinstance(obj.get("name"), str):
@@ -57,26 +59,42 @@ def parse_xml_tool_calls(text: str) -> list[dict]:
 
 
 def extract_calls(parsed: ParsedResponse) -> list[dict]:
-    calls = [{"name": c["name"], "arguments": maybe_json(c["arguments"])} for c in parsed.tool_calls]
+    calls = [{"name": c["name"], "arguments": _args(c)} for c in parsed.tool_calls]
     if parsed.answer:
         calls.extend(parse_xml_tool_calls(parsed.answer))
     return calls
 
 
-def normalize_value(v: Any) -> Any:
-    v = maybe_json(v)
-    if isinstance(v, dict):
-        return {str(k): normalize_value(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [normalize_value(x) for x in v]
-    if isinstance(v, float) and v.is_integer():
-        return int(v)
-    return v
+def _num(v: Any) -> Any:
+    return int(v) if isinstance(v, float) and v.is_integer() else v
 
 
-def canonical(call: dict) -> str:
-    args = normalize_value(call.get("arguments") or {})
-    return json.dumps({"name": call.get("name"), "arguments": args}, sort_keys=True, ensure_ascii=False)
+def values_match(want: Any, got: Any, from_xml: bool) -> bool:
+    """Typed JSON values compare exactly (``"14"`` ≠ ``14`` in OpenAI-style calls); an XML parameter value is
+    text, so it also matches when its JSON reading or its raw text equals the expected value."""
+    if isinstance(want, dict) and isinstance(got, dict):
+        return want.keys() == got.keys() and all(values_match(want[k], got[k], from_xml) for k in want)
+    if isinstance(want, list) and isinstance(got, list):
+        return len(want) == len(got) and all(values_match(a, b, from_xml) for a, b in zip(want, got))
+    if _num(want) == _num(got) and type(_num(want)) is type(_num(got)):
+        return True
+    if from_xml and isinstance(got, str):
+        parsed = maybe_json(got)
+        if parsed is not got and values_match(want, parsed, False):
+            return True
+        return isinstance(want, (int, float)) and not isinstance(want, bool) and got.strip() == json.dumps(want)
+    return False
+
+
+def _args(call: dict) -> Any:
+    a = call.get("arguments")
+    if a is None:
+        return {}
+    return maybe_json(a) if isinstance(a, str) else a
+
+
+def call_matches(want: dict, got: dict) -> bool:
+    return want.get("name") == got.get("name") and values_match(_args(want), _args(got), bool(got.get("xml")))
 
 
 def expected_calls(spec: dict) -> list[dict]:
@@ -101,23 +119,20 @@ def verify_tool_call(record: dict, response: Any) -> VerifierResult:
     if parsed.answer is None and not parsed.tool_calls:
         return fail("unterminated_think")
     got = extract_calls(parsed)
-    want_c = [canonical(c) for c in want]
-    got_c = [canonical(c) for c in got]
-    remaining = list(want_c)
+    remaining = list(range(len(want)))
     correct = 0
-    for g in got_c:
-        if g in remaining:
-            remaining.remove(g)
+    matched_in_order = len(got) == len(want) and all(call_matches(w, g) for w, g in zip(want, got))
+    for g in got:
+        j = next((j for j in remaining if call_matches(want[j], g)), None)
+        if j is not None:
+            remaining.remove(j)
             correct += 1
-    details = {"num_expected": len(want_c), "num_predicted": len(got_c), "num_correct": correct,
-               "predicted_calls": [json.loads(g) for g in got_c]}
+    details = {"num_expected": len(want), "num_predicted": len(got), "num_correct": correct,
+               "predicted_calls": [{"name": g["name"], "arguments": _args(g)} for g in got]}
     if not got:
         return VerifierResult(0.0, "no_tool_call" if want else "correct", details) if want else VerifierResult(1.0, "correct", details)
-    if spec.get("order") == "exact":
-        passed = got_c == want_c
-    else:
-        passed = correct == len(want_c) == len(got_c)
+    passed = matched_in_order if spec.get("order") == "exact" else correct == len(want) == len(got)
     if passed:
         return VerifierResult(1.0, "correct", details)
-    names_ok = sorted(json.loads(g)["name"] for g in got_c) == sorted(c["name"] for c in want)
+    names_ok = sorted(str(g["name"]) for g in got) == sorted(c["name"] for c in want)
     return VerifierResult(0.0, "wrong_arguments" if names_ok else "wrong_calls", details)

@@ -6,7 +6,9 @@
 - Checkers: ``g++ -std=gnu++17 -O2``, run as ``checker input expected_output program_output``; a
   checker that prints a number in [0, 1] gives that score (IOI style), otherwise exit code 0 = accepted
   (testlib style).
-- Without a checker the output is compared token by token (whitespace-insensitive, like ``diff -b``).
+- Without a checker the output is compared token by token (``compare="tokens"``, the Codeforces ``wcmp``
+  standard checker) or line by line (``compare="lines"``: trailing spaces and final blank lines ignored,
+  as NeMo-Gym code_gen does).
 Python solutions use the same test loop with ``python3 main.py``.
 """
 from __future__ import annotations
@@ -44,6 +46,15 @@ def tokens_equal(got: str, expected: str) -> bool:
     return got.split() == expected.split()
 
 
+def lines_equal(got: str, expected: str) -> bool:
+    """Line-by-line after stripping trailing whitespace per line and trailing blank lines (NeMo-Gym code_gen)."""
+    norm = lambda s: [ln.rstrip() for ln in s.rstrip().split("\n")]  # noqa: E731
+    return norm(got) == norm(expected)
+
+
+COMPARATORS = {"tokens": tokens_equal, "lines": lines_equal}
+
+
 @dataclass
 class TestOutcome:
     index: int
@@ -71,9 +82,11 @@ class SuiteResult:
 
 
 def run_suite(source: str, tests: list[dict], *, language: str = "cpp", limits: Limits | None = None,
-              checker: str | None = None, stop_on_failure: bool = True, unsafe_no_isolation: bool = False) -> SuiteResult:
+              checker: str | None = None, stop_on_failure: bool = True, unsafe_no_isolation: bool = False,
+              compare: str = "tokens") -> SuiteResult:
     """Build ``source`` once, then run every ``{"input", "output"}`` test in its own fresh sandbox run."""
     lim = limits or Limits()
+    equal = COMPARATORS[compare]
     with Session(lim, unsafe_no_isolation=unsafe_no_isolation) as s:
         if language == "cpp":
             v = compile_cpp(s, source)
@@ -99,7 +112,7 @@ def run_suite(source: str, tests: list[dict], *, language: str = "cpp", limits: 
                 score = _check(s, t, v.stdout)
                 out = TestOutcome(i, score >= 1.0, score, "ok" if score >= 1.0 else "wrong_answer", v.wall_s, v.cpu_s)
             else:
-                ok = tokens_equal(v.stdout, str(t.get("output", "")))
+                ok = equal(v.stdout, str(t.get("output", "")))
                 out = TestOutcome(i, ok, 1.0 if ok else 0.0, "ok" if ok else "wrong_answer", v.wall_s, v.cpu_s)
             result.tests.append(out)
             if stop_on_failure and not out.passed:
