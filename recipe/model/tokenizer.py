@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import PreTrainedTokenizerFast
 
 from recipe.model.chat_template import CHAT_TEMPLATE, SPECIAL_TOKENS
@@ -15,8 +15,11 @@ from recipe.model.chat_template import CHAT_TEMPLATE, SPECIAL_TOKENS
 
 def train_tokenizer(corpus: Iterable[str], vocab_size: int) -> PreTrainedTokenizerFast:
     tok = Tokenizer(models.BPE(unk_token=None, byte_fallback=False))
+    # Units BPE may merge within: a markup tag (<name>, </think>, <function=), a word with its leading space, one
+    # digit, a run of punctuation, or whitespace. Merges never cross word boundaries, so a word reads the same in
+    # the prompt and in the answer - copying stays learnable for a tiny model.
     tok.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Digits(individual_digits=True),
+        pre_tokenizers.Split(Regex(r"</?[A-Za-z_]+[=>]?| ?[A-Za-z_]+| ?[0-9]|[^\sA-Za-z0-9_]+|\s+"), behavior="isolated"),
         pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
     ])
     tok.decoder = decoders.ByteLevel()

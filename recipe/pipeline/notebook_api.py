@@ -1,0 +1,85 @@
+"""What the notebooks call (they hold no logic): one function per cell-sized step.
+
+Every notebook takes papermill parameters ``run_id``, ``profile``, ``overrides`` (list of ``key=value``) and, for
+stage notebooks, ``stage`` and ``backend`` (``local`` trains in-process; ``cluster`` renders/submits/monitors a
+NeMo-RL job through ``recipe.cluster.notebook_api``). Run top to bottom interactively, a notebook creates the run
+if it does not exist and runs earlier phases that are missing, so each one also works on its own.
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+from recipe.config.schema import STAGE_PLAN
+from recipe.pipeline import plots
+from recipe.pipeline.data_phase import prepare_data
+from recipe.pipeline.report import report_rows
+from recipe.pipeline.run_init import init_run, open_run
+from recipe.pipeline.stage_runner import run_stage
+from recipe.runs.layout import DATA_PHASE, RunDir
+
+
+def ensure_run(run_id: str, profile: str = "tiny", overrides: list[str] | None = None):
+    """Open ``run_id`` (or create it from ``profile`` + ``overrides``); returns (RunDir, config)."""
+    run = RunDir.for_id(run_id)
+    if run.config_path.exists() and not overrides:
+        return open_run(run_id)
+    return init_run(profile, run_id, overrides or [])
+
+
+def data_phase(run_id: str, profile: str = "tiny", overrides: list[str] | None = None) -> pd.DataFrame:
+    """Generate the tiny domains into 00_data/ and return per-domain counts."""
+    run, cfg = ensure_run(run_id, profile, overrides)
+    files = prepare_data(run, cfg)
+    m = run.read_manifest(DATA_PHASE)
+    rows = [{"domain": d, "train": m["counts"][f"{d}_train"], "val": m["counts"][f"{d}_val"]}
+            for d in cfg.domains.names]
+    return pd.DataFrame(rows).set_index("domain"), files
+
+
+def curate_tiny(run_id: str):
+    """Run the curation pipeline on the tiny training files, decontaminated against the validation files."""
+    from recipe.data.curate import curate
+    from recipe.data.report import report_table
+    run, cfg = open_run(run_id)
+    d = run.stage_dir(DATA_PHASE)
+    report = curate([str(p) for p in sorted(d.glob("*_train.jsonl"))], str(d / "curated"), fmt="auto",
+                    decontaminate_against=[str(p) for p in sorted(d.glob("*_val.jsonl"))], config=cfg.data)
+    return report, report_table(report)
+
+
+def stage(run_id: str, stage: str, profile: str = "tiny", overrides: list[str] | None = None,
+          progress: bool = True) -> dict:
+    """Run one stage in-process (earlier missing phases first); returns its manifest."""
+    run, cfg = ensure_run(run_id, profile, overrides)
+    prepare_data(run, cfg)
+    for s in STAGE_PLAN[: STAGE_PLAN.index(stage)]:
+        if not run.is_done(s):
+            print(f"earlier stage {s} is not done in run {run_id}: running it first")
+            run_stage(run, cfg, s, progress=progress)
+    m = run_stage(run, cfg, stage, progress=progress)
+    if m.get("skipped"):
+        print(f"{stage}: already done with the same inputs - skipped (delete its manifest to re-run)")
+    return m
+
+
+def validation_table(run_id: str, stage: str) -> pd.DataFrame:
+    run = RunDir.for_id(run_id)
+    return pd.DataFrame([run.read_validation(stage)], index=[stage])
+
+
+def stage_curves(run_id: str, stage: str):
+    return plots.plot_stage_curves(RunDir.for_id(run_id), stage)
+
+
+def scores_table(run_id: str) -> pd.DataFrame:
+    return pd.DataFrame(report_rows(RunDir.for_id(run_id))).set_index("stage")
+
+
+def heatmap(run_id: str):
+    return plots.plot_heatmap(RunDir.for_id(run_id))
+
+
+def teachers_table(run_id: str) -> pd.DataFrame:
+    from recipe.runs.layout import read_json
+    run = RunDir.for_id(run_id)
+    return pd.DataFrame(read_json(run.teachers_path, {}) or {}).T

@@ -1,0 +1,27 @@
+"""The CLI reports config errors with the key, exits non-zero, and refuses unimplemented stages before running."""
+from __future__ import annotations
+
+from typer.testing import CliRunner
+
+from recipe.cli import app
+
+runner = CliRunner()
+
+
+def test_config_command_prints_resolved_yaml():
+    r = runner.invoke(app, ["config", "tiny", "-s", "sft.steps=3"])
+    assert r.exit_code == 0, r.output
+    assert "steps: 3" in r.output
+
+
+def test_bad_override_exit_code_and_message():
+    r = runner.invoke(app, ["config", "tiny", "-s", "sft.nope=3"])
+    assert r.exit_code == 2 and "sft.nope" in r.output
+
+
+def test_unimplemented_stage_fails_loudly(tmp_path, monkeypatch):
+    monkeypatch.setenv("RECIPE_RUNS_DIR", str(tmp_path))
+    r = runner.invoke(app, ["run", "--no-notebooks", "--run-id", "x", "--until", "rlhf"])
+    assert r.exit_code == 2
+    assert "rlhf" in r.output and "not implement" in r.output
+    assert not (tmp_path / "x" / "00_data").exists()  # nothing ran
