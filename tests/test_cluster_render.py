@@ -269,3 +269,24 @@ def test_config_diff_against_release(cascade, tree):
     assert "grpo.num_generations_per_prompt: 16 -> 4" in text
     assert "policy.megatron_cfg.optimizer.lr: 3e-06 -> 2e-06" in text
     assert "policy.max_total_sequence_length: 49152 -> 98304" in text
+
+
+def test_gym_rows_are_checked_for_routable_agents(paper, tmp_path):
+    run = RunDir(tmp_path / "rows")
+    data = run.path / "nemo_gym_data" / "if_rl"
+    data.mkdir(parents=True)
+    row = {"responses_create_params": {"input": [{"role": "user", "content": "Write 3 words."}]},
+           "instruction_id_list": ["length_constraints:number_words"], "kwargs": [{"num_words": 3}]}
+    (data / "validation.jsonl").write_text(json.dumps(row) + "\n")   # no agent_ref: NeMo-RL cannot route it
+    (data / "train.jsonl").write_text(json.dumps({**row, "agent_ref": {"name": "instruction_following_simple_agent"}}) + "\n")
+    with pytest.raises(ValueError, match="no agent_ref.name"):
+        render_stage(paper, run, "if_rl", allow_unpinned=True, allow_dirty=True)
+    (data / "validation.jsonl").write_text(json.dumps({**row, "agent_ref": {"name": "mcqa_simple_agent"}}) + "\n")
+    with pytest.raises(ValueError, match=r"agents \['mcqa_simple_agent'\] are not served"):
+        render_stage(paper, run, "if_rl", allow_unpinned=True, allow_dirty=True)
+    (data / "validation.jsonl").write_text((data / "train.jsonl").read_text() * 2)
+    res = render_stage(paper, run, "if_rl", allow_unpinned=True, allow_dirty=True)
+    d = json.loads(res.provenance_path.read_text())["jobs"]["if_rl"]["data"]
+    assert d["agents"] == {"train": {"instruction_following_simple_agent": 1},
+                           "validation": {"instruction_following_simple_agent": 2}}
+    assert len(d["train"]["sha256"]) == 64

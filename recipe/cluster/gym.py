@@ -45,13 +45,22 @@ DOMAIN_GYM: dict[str, GymEnv] = {
     "structured_output": GymEnv("resources_servers/structured_outputs/configs/structured_outputs_json.yaml",
                                 "structured_outputs_simple_agent", True, "structured_outputs"),
     "code": GymEnv("resources_servers/code_gen/configs/code_gen.yaml", "code_gen_simple_agent", True, "code_gen"),
-    # [inferred] NEMO_RL.md §3.1: GenRM comparison, LLM judge, SWE agents.
+    # RLHF / long-context: agent names as in Gym's own example rows (../shared/fixtures/real/nemo_gym);
+    # config file names [inferred] from the server directories (NEMO_RL.md §3.1).
     "rlhf": GymEnv("resources_servers/genrm_compare/configs/genrm_compare.yaml",
-                   "genrm_compare_simple_agent", False, "genrm_compare"),
+                   "genrm_compare_agent", False, "genrm_compare"),
     "long_context": GymEnv("resources_servers/equivalence_llm_judge/configs/equivalence_llm_judge.yaml",
                            "equivalence_llm_judge_simple_agent", False, "equivalence_llm_judge"),
-    "swe": GymEnv("responses_api_agents/swe_agents/configs/swebench_openhands_training.yaml",
-                  "swe_agents", False, "swe_agents"),
+}
+
+# SWE has one domain and two phases with different environments (RECIPE.md §4.1 7a/7b).
+PHASE_GYM: dict[str, dict[str, GymEnv]] = {
+    # agentless repair scored by an LLM judge: Gym's SWE-RL judge server [inferred]; agent name from its rows
+    "agentless": {"swe": GymEnv("resources_servers/swerl_llm_judge/configs/swerl_llm_judge.yaml",
+                                "swerl_llm_judge_simple_agent", False, "swerl_llm_judge")},
+    # execution-based agentic (OpenHands): the agent config file is Gym's; the training agent name is [inferred]
+    "agentic": {"swe": GymEnv("responses_api_agents/swe_agents/configs/swebench_openhands_training.yaml",
+                              "swe_agents_train", False, "swe_agents")},
 }
 
 # MOPD pass-through agents for domains scored by no verifier (replication config, NEMO_RL.md §5).
@@ -71,29 +80,65 @@ def _passthrough_block(resources_server: str) -> dict[str, Any]:
         "resources_server": {"type": "resources_servers", "name": resources_server}}}}
 
 
-def envs_for(domains: list[str], *, mopd: bool = False) -> list[GymEnv]:
-    unknown = [d for d in domains if d not in DOMAIN_GYM]
+def _table(phase: str | None) -> dict[str, GymEnv]:
+    return {**DOMAIN_GYM, **PHASE_GYM.get(phase or "", {})}
+
+
+def envs_for(domains: list[str], *, mopd: bool = False, phase: str | None = None) -> list[GymEnv]:
+    table = _table(phase)
+    unknown = [d for d in domains if d not in table]
     if unknown:
-        raise ValueError(f"no NeMo-Gym environment for domain(s) {unknown}; known: {sorted(DOMAIN_GYM)} "
-                         f"(add one to recipe.cluster.gym.DOMAIN_GYM)")
+        raise ValueError(f"no NeMo-Gym environment for domain(s) {unknown}"
+                         f"{' in phase ' + phase if phase else ''}; known: {sorted(table)} "
+                         f"(add one to recipe.cluster.gym.DOMAIN_GYM or PHASE_GYM)")
     out = []
     for d in domains:
         if mopd and d in MOPD_PASSTHROUGH:
             continue  # served by a pass-through agent, no resources server of its own
-        if DOMAIN_GYM[d] not in out:
-            out.append(DOMAIN_GYM[d])
+        if table[d] not in out:
+            out.append(table[d])
     return out
 
 
-def agent_for(domain: str, *, mopd: bool) -> str:
+def agent_for(domain: str, *, mopd: bool, phase: str | None = None) -> str:
     if mopd and domain in MOPD_PASSTHROUGH:
         return MOPD_PASSTHROUGH[domain]
-    return DOMAIN_GYM[domain].agent
+    return _table(phase)[domain].agent
 
 
-def gym_overrides(domains: list[str], *, mopd: bool) -> dict[str, Any]:
+def check_rows(path: Path, expected_agents: set[str]) -> dict[str, int]:
+    """Count ``agent_ref.name`` over a NeMo-Gym JSONL and refuse rows NeMo-RL could not route: rows without an
+    agent, or agents the stage does not serve (NEMO_RL.md §4-§5: routing is by ``row["agent_ref"]["name"]``)."""
+    counts: dict[str, int] = {}
+    missing = 0
+    with open(path) as f:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise ValueError(f"{path}:{lineno}: not JSON ({e})") from None
+            name = (row.get("agent_ref") or {}).get("name") if isinstance(row, dict) else None
+            if not name:
+                missing += 1
+                continue
+            counts[name] = counts.get(name, 0) + 1
+    problems = []
+    if missing:
+        problems.append(f"{missing} row(s) have no agent_ref.name (prepare the data with Gym's ng_prepare_data, "
+                        f"which adds agent_ref)")
+    extra = sorted(set(counts) - expected_agents)
+    if extra:
+        problems.append(f"agents {extra} are not served by this stage (expected {sorted(expected_agents)})")
+    if problems:
+        raise ValueError(f"{path}: " + "; ".join(problems))
+    return counts
+
+
+def gym_overrides(domains: list[str], *, mopd: bool, phase: str | None = None) -> dict[str, Any]:
     """``env.*`` keys (nested) for a stage: Gym on, config paths, server overrides, MOPD pass-through agents."""
-    envs = envs_for(domains, mopd=mopd)
+    envs = envs_for(domains, mopd=mopd, phase=phase)
     nemo_gym: dict[str, Any] = {"config_paths": [VLLM_FOR_TRAINING] + [e.config_path for e in envs]}
     for e in envs:
         if e.server in SERVER_OVERRIDES:
@@ -111,8 +156,9 @@ def data_paths(data_dir: Path) -> dict[str, str]:
     return {"train": str(data_dir / "train.jsonl"), "validation": str(data_dir / "validation.jsonl")}
 
 
-def unverified(domains: list[str]) -> list[str]:
-    return [DOMAIN_GYM[d].config_path for d in domains if d in DOMAIN_GYM and not DOMAIN_GYM[d].verified]
+def unverified(domains: list[str], phase: str | None = None) -> list[str]:
+    table = _table(phase)
+    return [table[d].config_path for d in domains if d in table and not table[d].verified]
 
 
 class TeacherError(ValueError):
@@ -153,5 +199,27 @@ def prefetch_config(domains: list[str]) -> dict[str, Any]:
     """NeMo-RL config holding only an ``env.nemo_gym`` block with every Gym server the cascade uses: the input of
     ``examples/nemo_gym/prefetch_venvs.py`` in ``containers/Dockerfile`` (it takes NeMo-RL configs, not Gym
     server configs). ``containers/gym_envs.yaml`` is this function's output; a test keeps them equal."""
-    paths = [VLLM_FOR_TRAINING] + sorted({DOMAIN_GYM[d].config_path for d in domains})
+    envs = [DOMAIN_GYM[d] for d in domains if d in DOMAIN_GYM]
+    envs += [t[d] for t in PHASE_GYM.values() for d in domains if d in t]
+    missing = [d for d in domains if d not in DOMAIN_GYM and not any(d in t for t in PHASE_GYM.values())]
+    if missing:
+        raise ValueError(f"no NeMo-Gym environment for domain(s) {missing}")
+    paths = [VLLM_FOR_TRAINING] + sorted({e.config_path for e in envs})
     return {"env": {"should_use_nemo_gym": True, "nemo_gym": {"config_paths": paths}}}
+
+
+PREFETCH_HEADER = ("# Generated by `python -m recipe.cluster.gym` from prefetch_config(paper domains.names); do not edit.\n"
+                   "# Input of examples/nemo_gym/prefetch_venvs.py in containers/Dockerfile (pre-builds the Gym venvs).\n")
+
+
+def prefetch_text() -> str:
+    from recipe.cluster.nrl_yaml import dump_yaml
+    from recipe.config import load_config
+
+    return PREFETCH_HEADER + dump_yaml(prefetch_config(load_config("paper").domains.names))
+
+
+if __name__ == "__main__":  # regenerate containers/gym_envs.yaml
+    target = Path(__file__).resolve().parents[2] / "containers" / "gym_envs.yaml"
+    target.write_text(prefetch_text())
+    print(f"wrote {target}")

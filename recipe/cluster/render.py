@@ -167,6 +167,7 @@ def render_stage(cfg, run: RunDir, stage: str, *, out: Optional[Path] = None, al
         dpaths = gym.data_paths(data_dir)
         nested = nest(flat)
         deviations: list[str] = []
+        agent_counts: dict[str, dict[str, int]] = {}
         if kind == "sft":
             # sft.yaml's own chat_template is a SQuAD prompt; NeMo-RL loads a *.jinja path from file, so the
             # recipe's Nemotron-Cascade 2 template (recipe.model.chat_template, RECIPE.md §2) is written beside
@@ -189,13 +190,19 @@ def render_stage(cfg, run: RunDir, stage: str, *, out: Optional[Path] = None, al
             mopd = kind == "mopd"
             nested.setdefault("data", {}).update({"train": {"data_path": dpaths["train"]},
                                                   "validation": {"data_path": dpaths["validation"]}})
-            nested["env"] = gym.gym_overrides(section.domains, mopd=mopd)
-            for p in gym.unverified(section.domains if not mopd else []):
+            nested["env"] = gym.gym_overrides(section.domains, mopd=mopd, phase=phase)
+            for p in gym.unverified(section.domains if not mopd else [], phase):
                 deviations.append(f"Gym server config {p} is NEMO_RL.md §3.1's [inferred] choice, not in NVIDIA's "
                                   f"v0.7.0 configs")
             if getattr(section, "prompt_mask_max_reward", None) is not None:
                 deviations.append(f"prompt_mask_max_reward={section.prompt_mask_max_reward}: NeMo-RL v0.7.0 has no "
                                   f"prompt-level max-reward loss mask; it must be applied Gym-side (not rendered)")
+            expected_agents = {gym.agent_for(d, mopd=mopd, phase=phase) for d in section.domains}
+            for split in ("train", "validation"):
+                if Path(dpaths[split]).is_file():
+                    agent_counts[split] = gym.check_rows(Path(dpaths[split]), expected_agents)
+                else:
+                    deviations.append(f"{dpaths[split]} does not exist yet: its agent_ref names were not checked")
             if mopd:
                 tmap, tprov = gym.teacher_map(run.teachers_path, section.teacher_routing, section.domains,
                                               run.checkpoint_dir)
@@ -244,7 +251,8 @@ def render_stage(cfg, run: RunDir, stage: str, *, out: Optional[Path] = None, al
             "checkpoint_dir": str(plan.checkpoint_dir), "log_dir": str(nemo_dir / "logs"), "max_steps": steps,
             "domains": list(getattr(section, "domains", []) or []), "resume": {"policy": cl.resume, "step": plan.resume_step,
                                                                    "moved_aside": plan.moved_aside},
-            "hf_checkpoint": str(hf_out), "data": provenance.data_revisions(data_dir), "deviations": deviations,
+            "hf_checkpoint": str(hf_out), "data": {**provenance.data_revisions(data_dir), "agents": agent_counts},
+            "deviations": deviations,
             "nodes": res.nodes, "gpus_per_node": res.gpus_per_node, "time_limit": time_limit,
         }
         input_model, input_revision = str(hf_out), None  # SWE agentic continues from agentless
