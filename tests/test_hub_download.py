@@ -148,3 +148,15 @@ def test_cli_honours_hf_endpoint(hub, tmp_path):
                           "--local-dir", str(tmp_path / "cli2")], cwd=PROJECT, env=env,
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 3 and "cannot reach" in out.stderr
+
+
+def test_notebook_api_states_plainly_when_hub_unreachable(monkeypatch, tmp_path):
+    from recipe.hub.notebook_api import download_released, hub_status_line, summary_table
+
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # discard port: nothing listens
+    monkeypatch.setenv("HF_HUB_DISABLE_XET", "1")
+    results = download_released("tiny", overrides=[f"hub.download_dir={tmp_path}"], progress=False)
+    assert set(results) == {"released-model", "sft-data", "rl-data"} and not any(r["ok"] for r in results.values())
+    line = hub_status_line(results)
+    assert line.startswith("The Hugging Face Hub (http://127.0.0.1:9) cannot be reached") and "nothing was downloaded" in line
+    assert list(summary_table(results)["downloaded"]) == [False, False, False]

@@ -78,7 +78,12 @@ def make_fake_run(root: Path, run_id: str, stages=("sft", "if_rl"), seed: int = 
         "git_commit": "0123456789abcdef0123456789abcdef01234567", "container_digest": "sha256:" + "ab" * 32,
         "started_at": "2026-11-29T00:00:00+00:00",
         "data_revisions": {"nvidia/Nemotron-Cascade-2-RL-data": "1" * 40}})
-    run.config_path.write_text("profile: tiny\nrun:\n  seed: 0\n")
+    try:
+        from recipe.config import config_to_yaml, load_config
+
+        run.config_path.write_text(config_to_yaml(load_config("tiny")))
+    except ImportError:
+        run.config_path.write_text("profile: tiny\n")
     for i, stage in enumerate(stages):
         build_tiny_checkpoint(run.checkpoint_dir(stage), seed=seed + i)
         run.write_validation(stage, {"math": 0.25 + 0.1 * i, "mcqa": 0.5})
@@ -98,7 +103,7 @@ class _Evil:
 
 def seed_released(hub, tmp: Path, evil_marker: Path) -> dict[str, str]:
     """Serve fake ``nvidia/*`` releases on ``hub``; returns {repo_id: commit}."""
-    ckpt = build_tiny_checkpoint(tmp / "released_ckpt", seed=7)
+    ckpt = build_llama_checkpoint(tmp / "released_ckpt", seed=7)  # fast; the tiny NemotronH is used for runs
     files = {str(p.relative_to(ckpt)): p.read_bytes() for p in ckpt.rglob("*") if p.is_file()}
     files["README.md"] = b"---\nlicense: other\n---\n# fake Nemotron-Cascade-2 (test)\n"
     files["pytorch_model.bin"] = pickle.dumps(_Evil(str(evil_marker)))
