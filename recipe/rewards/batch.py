@@ -33,22 +33,39 @@ def _chunks(pairs: list, size: int) -> list[list]:
 
 
 def verify_batch(records: Sequence[dict], responses: Sequence[Any], *, workers: int | None = None,
-                 ray_address: str | None = None, chunk_size: int = _CHUNK) -> list[VerifierResult]:
+                 ray_address: str | None = None, chunk_size: int = _CHUNK, pool_threshold: int | None = None,
+                 math_timeout_s: float | None = None) -> list[VerifierResult]:
+    """One result per (record, response); see the module docstring for where the work runs.
+
+    ``pool_threshold`` (default ``POOL_THRESHOLD``) is the batch size from which a local pool is used when
+    ``workers`` is None; ``math_timeout_s`` sets the math check limit for records that do not set one.
+    The config section ``verify`` carries all of these (``recipe.config.verify_section``).
+    """
     if len(records) != len(responses):
         raise ValueError(f"verify_batch got {len(records)} records but {len(responses)} responses; pass one response per record")
     for name in {verifier_name(r) for r in records} - {None}:
         fn = get_verifier(name)  # config errors first, before any rollout is scored
         if getattr(fn, "per_response", True) is False:
             fn({}, None)  # raises its explanation (e.g. pairwise_judge rows need a judge, not verify)
+    if math_timeout_s is not None:
+        records = [_with_math_timeout(r, math_timeout_s) for r in records]
     pairs = list(zip(records, responses))
     if not pairs:
         return []
     if ray_address:
         return _run_ray(pairs, ray_address, chunk_size)
-    n = workers if workers is not None else (min(os.cpu_count() or 1, 32) if len(pairs) >= POOL_THRESHOLD else 1)
+    threshold = pool_threshold if pool_threshold is not None else POOL_THRESHOLD
+    n = workers if workers is not None else (min(os.cpu_count() or 1, 32) if len(pairs) >= threshold else 1)
     if n <= 1:
         return [verify(rec, resp) for rec, resp in pairs]
     return _run_pool(pairs, n, chunk_size)
+
+
+def _with_math_timeout(record: Any, seconds: float) -> Any:
+    spec = record.get("verifier") if isinstance(record, dict) else None
+    if isinstance(spec, dict) and spec.get("name") == "math" and "timeout_s" not in spec:
+        return {**record, "verifier": {**spec, "timeout_s": seconds}}
+    return record
 
 
 def _run_pool(pairs: list, workers: int, chunk_size: int) -> list[VerifierResult]:
