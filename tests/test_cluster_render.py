@@ -290,3 +290,10 @@ def test_gym_rows_are_checked_for_routable_agents(paper, tmp_path):
     assert d["agents"] == {"train": {"instruction_following_simple_agent": 1},
                            "validation": {"instruction_following_simple_agent": 2}}
     assert len(d["train"]["sha256"]) == 64
+
+
+def test_input_model_override_for_side_branch(paper, tmp_path):
+    run = RunDir(tmp_path / "branch")
+    res = render_stage(paper, run, "rlhf", allow_unpinned=True, allow_dirty=True, input_model="/runs/main/01_sft/checkpoint")
+    assert load_yaml(res.jobs[0].config_path)["policy"]["model_name"] == "/runs/main/01_sft/checkpoint"
+    assert json.loads(res.provenance_path.read_text())["jobs"]["rlhf"]["input_model"] == "/runs/main/01_sft/checkpoint"

@@ -23,11 +23,11 @@ def _fail(msg: str) -> None:
 
 
 def _render(profile: Optional[str], stage: str, run_id: str, out: Optional[Path], allow_unpinned: bool,
-            allow_dirty: bool, set_: list[str]):
+            allow_dirty: bool, set_: list[str], input_model: Optional[str] = None):
     from recipe.cluster import notebook_api
 
     return notebook_api.render_stage(run_id, stage, allow_unpinned=allow_unpinned, allow_dirty=allow_dirty,
-                                     profile=profile, overrides=tuple(set_), out=out)
+                                     profile=profile, overrides=tuple(set_), out=out, input_model=input_model)
 
 
 @app.command("lock")
@@ -67,6 +67,8 @@ def render(
     allow_unpinned: bool = typer.Option(False, help="Render although the lock has no image digest (recorded)."),
     allow_dirty: bool = typer.Option(False, help="Render from a git tree with uncommitted changes (recorded)."),
     set_: List[str] = typer.Option([], "--set", "-s", help="Config override key=value (repeatable)."),
+    input_model: Optional[str] = typer.Option(None, help="Start from this HF checkpoint instead of the previous "
+                                                          "stage's (e.g. the RLHF teacher branch from SFT)."),
     diff: bool = typer.Option(False, help="Print our keys vs the NeMo-RL release defaults."),
     check: bool = typer.Option(False, help="Validate against a NeMo-RL checkout ($RECIPE_NEMO_RL_DIR or /opt/nemo-rl): "
                                            "keys exist, defaults inheritance loads, values survive the merge."),
@@ -79,7 +81,7 @@ def render(
     try:
         for s in stages:
             res = _render(profile, s, run_id, out / s if (out and stage == "all") else out, allow_unpinned,
-                          allow_dirty, set_)
+                          allow_dirty, set_, input_model)
             for w in res.warnings:
                 console.print(f"[yellow]warning:[/] {w}")
             for f in res.files:
@@ -111,6 +113,7 @@ def submit(
     allow_unpinned: bool = typer.Option(False),
     allow_dirty: bool = typer.Option(False),
     set_: List[str] = typer.Option([], "--set", "-s"),
+    input_model: Optional[str] = typer.Option(None, help="Start from this HF checkpoint (see render)."),
     do_submit: bool = typer.Option(False, "--submit", help="Actually call sbatch (default: print the commands)."),
 ) -> None:
     """Render the stage, then submit its launch script(s) only with --submit."""
@@ -118,7 +121,7 @@ def submit(
     from recipe.config import ConfigError
 
     try:
-        res = _render(profile, stage, run_id, None, allow_unpinned, allow_dirty, set_)
+        res = _render(profile, stage, run_id, None, allow_unpinned, allow_dirty, set_, input_model)
         cmds = notebook_api.submit(res, submit=do_submit)
         for c in cmds:
             console.print(("submitted: " if do_submit else "dry run (add --submit): ") + c)

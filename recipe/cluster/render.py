@@ -105,7 +105,9 @@ def previous_output(run: RunDir, stage: str) -> Path:
 
 def render_stage(cfg, run: RunDir, stage: str, *, out: Optional[Path] = None, allow_unpinned: bool = False,
                  allow_dirty: bool = False, project_root: Path = provenance.PROJECT_ROOT,
-                 apply_resume: bool = True) -> RenderResult:
+                 apply_resume: bool = True, input_model: Optional[str] = None) -> RenderResult:
+    """Render ``stage`` of ``run``. ``input_model`` replaces the chained input (previous stage's converted
+    checkpoint, or the base model for SFT), e.g. for the MOPD RLHF-teacher branch trained from SFT."""
     if stage not in STAGE_PLAN:
         raise KeyError(f"unknown stage {stage!r}; the plan is {', '.join(STAGE_PLAN)}")
     manifest = run.read_manifest(stage) or {}
@@ -140,8 +142,9 @@ def render_stage(cfg, run: RunDir, stage: str, *, out: Optional[Path] = None, al
 
     jobs: list[JobRender] = []
     job_prov: dict[str, Any] = {}
-    input_model = cfg.model.name if stage == "sft" else str(previous_output(run, stage))
-    input_revision = cfg.model.revision if stage == "sft" else None
+    chained = cfg.model.name if stage == "sft" else str(previous_output(run, stage))
+    input_revision = cfg.model.revision if (stage == "sft" and input_model is None) else None
+    input_model = input_model or chained
     for job_name, section, res_key in _jobs_of(cfg, stage):
         kind = stage_kind(stage, getattr(section, "advantage_estimator", None))
         res = cl.resources(res_key)
