@@ -19,7 +19,6 @@ from recipe.hub.errors import HubError, UntrustedArtifactError
 from recipe.hub.publish import publish_dataset, publish_stage
 
 REPO = "me/cascade-run"
-BASE = "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-Base-BF16"
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +44,7 @@ def _writes(log: list[dict]) -> list[dict]:
 
 def test_dry_run_writes_nothing(hub, run, env):
     before = len(hub.requests_log())
-    res = publish_stage(run, "sft", REPO, base_model=BASE, dry_run=True)
+    res = publish_stage(run, "sft", REPO, dry_run=True)
     assert res["action"] == "dry-run" and res["remote_state"] == "no-repo" and res["branch"] == "sft"
     paths = {f["path"] for f in res["files"]}
     assert {"model.safetensors", "config.json", "generation_config.json", "tokenizer.json", "README.md",
@@ -60,7 +59,7 @@ def test_round_trip_identical_files_and_logits(hub, run, env, tmp_path):
 
     from recipe.hub.safe_load import load_model, load_tokenizer
 
-    res = publish_stage(run, "sft", REPO, base_model=BASE)
+    res = publish_stage(run, "sft", REPO)
     assert res["action"] == "created"
     api = HfApi(endpoint=hub.endpoint)
     branches = {b.name: b.target_commit for b in api.list_repo_refs(REPO).branches}
@@ -100,11 +99,12 @@ def test_round_trip_identical_files_and_logits(hub, run, env, tmp_path):
 def test_model_card_has_model_index_and_lineage(hub, run, env, tmp_path):
     from huggingface_hub import ModelCard, hf_hub_download
 
-    publish_stage(run, "sft", REPO, base_model=BASE)  # no-op if the round-trip test ran first
+    publish_stage(run, "sft", REPO)  # no-op if the round-trip test ran first
     card = ModelCard.load(hf_hub_download(REPO, "README.md", revision="sft", endpoint=hub.endpoint,
                                           local_dir=tmp_path))
     data = card.data
-    assert data.base_model == BASE and data.library_name == "transformers"
+    assert data.base_model is None and data.library_name == "transformers"  # tiny runs start from scratch
+    assert "built from scratch" in card.text
     assert data.datasets == ["nvidia/Nemotron-Cascade-2-RL-data"]
     results = {r.dataset_name: r.metric_value for r in data.eval_results}
     assert results == {"math (validation)": 0.25, "mcqa (validation)": 0.5}
@@ -114,9 +114,9 @@ def test_model_card_has_model_index_and_lineage(hub, run, env, tmp_path):
 
 
 def test_republish_is_noop_and_different_content_needs_force(hub, run, env):
-    first = publish_stage(run, "sft", REPO, base_model=BASE)
+    first = publish_stage(run, "sft", REPO)
     before = len(hub.requests_log())
-    again = publish_stage(run, "sft", REPO, base_model=BASE)
+    again = publish_stage(run, "sft", REPO)
     assert again["action"] == "unchanged" and again["commit"] == first["commit"]
     assert not _writes(hub.requests_log()[before:])
 
@@ -128,21 +128,21 @@ def test_republish_is_noop_and_different_content_needs_force(hub, run, env):
     (sft_ckpt / "extra_note.json").write_text("{}")
     try:
         with pytest.raises(HubError, match="different content.*--force"):
-            publish_stage(run, "sft", REPO, base_model=BASE)
-        forced = publish_stage(run, "sft", REPO, base_model=BASE, force=True)
+            publish_stage(run, "sft", REPO)
+        forced = publish_stage(run, "sft", REPO, force=True)
         assert forced["action"] == "replaced" and forced["commit"] != first["commit"]
         assert set(forced["changed"]) == {"model.safetensors", "extra_note.json"}
     finally:
         (sft_ckpt / "model.safetensors").write_bytes(saved)
         (sft_ckpt / "extra_note.json").unlink()
-    restored = publish_stage(run, "sft", REPO, base_model=BASE, force=True)
+    restored = publish_stage(run, "sft", REPO, force=True)
     assert restored["removed"] == ["extra_note.json"]  # files gone locally are deleted on the branch
 
 
 def test_each_stage_gets_its_branch(hub, run, env):
     from huggingface_hub import HfApi
 
-    res = publish_stage(run, "if_rl", REPO, base_model=BASE)
+    res = publish_stage(run, "if_rl", REPO)
     assert res["action"] == "created"
     branches = {b.name for b in HfApi(endpoint=hub.endpoint).list_repo_refs(REPO).branches}
     assert {"main", "sft", "if_rl"} <= branches
@@ -153,21 +153,21 @@ def test_refuses_incomplete_unsafe_or_unfinished(run, env, tmp_path):
     (ckpt / "pytorch_model.bin").write_bytes(b"not really a pickle")
     try:
         with pytest.raises(UntrustedArtifactError, match="pytorch_model.bin"):
-            publish_stage(run, "sft", REPO, base_model=BASE, dry_run=True)
+            publish_stage(run, "sft", REPO, dry_run=True)
     finally:
         (ckpt / "pytorch_model.bin").unlink()
     gen = (ckpt / "generation_config.json").read_bytes()
     (ckpt / "generation_config.json").unlink()
     try:
         with pytest.raises(HubError, match="missing generation_config.json"):
-            publish_stage(run, "sft", REPO, base_model=BASE, dry_run=True)
+            publish_stage(run, "sft", REPO, dry_run=True)
     finally:
         (ckpt / "generation_config.json").write_bytes(gen)
     manifest = run.read_manifest("if_rl")
     run.write_manifest("if_rl", {**manifest, "status": "running"})
     try:
         with pytest.raises(HubError, match="'running', not 'done'"):
-            publish_stage(run, "if_rl", REPO, base_model=BASE, dry_run=True)
+            publish_stage(run, "if_rl", REPO, dry_run=True)
     finally:
         run.write_manifest("if_rl", manifest)
 
@@ -192,3 +192,28 @@ def test_dataset_with_data_card_loads_back(hub, env, tmp_path):
     assert "config_name: math" in (local / "README.md").read_text()
     ds = load_dataset(str(local), "math", split="train")
     assert ds["id"] == ["m0", "m1", "m2"]
+
+
+def test_cli_dry_run_lists_files_and_destination(hub, run, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    data = tmp_path / "curated"
+    data.mkdir()
+    (data / "mcqa.jsonl").write_text('{"id": "q1"}\n')
+    (data / "README.md").write_text("---\nlicense: odc-by\n---\n# card\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
+    env.update(HF_ENDPOINT=hub.endpoint, HF_HUB_DISABLE_XET="1", HF_HOME=str(tmp_path / "hf"),
+               RECIPE_RUNS_DIR=str(run.path.parent), COLUMNS="200")
+    cmd = [sys.executable, "-c", "import sys; from recipe.cli import main; sys.argv[0] = 'recipe'; main()",
+           "hub", "publish", "--run-id", run.run_id, "--stage", "if_rl", "--repo", "me/cli-run", "--dry-run",
+           "--data-dir", str(data)]
+    before = len(hub.requests_log())
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert f"{hub.endpoint}/me/cli-run @ branch if_rl" in out.stderr and "model.safetensors" in out.stderr
+    assert f"{hub.endpoint}/datasets/me/cli-run-data @ branch main" in out.stderr and "mcqa.jsonl" in out.stderr
+    assert not _writes(hub.requests_log()[before:])
+    out = subprocess.run([*cmd[:-3], "--stage", "rlhf"], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and "no manifest for stage 'rlhf'" in out.stderr

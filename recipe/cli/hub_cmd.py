@@ -117,7 +117,7 @@ def publish(
     private = pub.private if private is None else private
     results = []
     try:
-        results.append(publish_stage(run, stage, repo, base_model=pub.base_model, license=pub.license,
+        results.append(publish_stage(run, stage, repo, license=pub.license,
                                      private=private, force=force, dry_run=dry_run))
         for d in data_dir:
             results.append(publish_dataset(d, data_repo or f"{repo}-data", card=data_card,

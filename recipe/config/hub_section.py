@@ -53,11 +53,13 @@ class HubArtifact(_Section):
 
 
 class HubPublish(_Section):
-    """Defaults of `recipe hub publish` (DESIGN.md §7: one repo per run, one branch per stage)."""
+    """Defaults of `recipe hub publish` (DESIGN.md §7: one repo per run, one branch per stage).
+
+    The base model named in a card comes from the run's own config (``model.name`` when
+    ``model.source: pretrained``), never from here."""
 
     private: bool = Field(True, description="Create new repos private (--private/--public overrides).")
     license: str = Field("other", description="License written into published model cards.")
-    base_model: str = Field(description="Base model named in the model card (`base_model:` card field).")
     dataset_branch: str = Field("main", description="Branch curated datasets are pushed to.")
 
 
@@ -93,8 +95,7 @@ class HubSection(_Section):
     download_dir: str = Field("downloads", description="Root of downloads: <download_dir>/<ORG>/<NAME>/ "
                                                        "(relative paths are relative to the working directory).")
     max_workers: int = Field(4, ge=1, description="Parallel file downloads (snapshot_download max_workers).")
-    publish: HubPublish = Field(default_factory=lambda: HubPublish(
-        base_model="nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-Base-BF16"))
+    publish: HubPublish = Field(default_factory=HubPublish)
 
     def artifact(self, name: str) -> HubArtifact:
         key = ARTIFACT_CLI_NAMES.get(name, name)

@@ -36,7 +36,7 @@ def lineage(run: RunDir, stage: str) -> dict[str, Any]:
         passed.append({"stage": s, "status": manifest.get("status", "absent"),
                        "validation": scores,
                        "validation_mean": round(sum(scores.values()) / len(scores), 6) if scores else None})
-    revisions = _first(info, "data_revisions", "data", "datasets") or {}
+    revisions = _data_revisions(run, info, upto)
     return {
         "run_id": run.run_id,
         "stage": stage,
@@ -46,26 +46,65 @@ def lineage(run: RunDir, stage: str) -> dict[str, Any]:
         "git_commit": _first(info, "git_commit", "commit"),
         "git_dirty": info.get("git_dirty"),
         "container_digest": _first(info, "container_digest", "container", "image_digest"),
-        "started_at": _first(info, "started_at", "start_time", "created_at"),
-        "base_model": _first(info, "base_model"),
+        "started_at": _first(info, "started", "started_at", "start_time", "created_at"),
         "data_revisions": revisions,
         "stages": passed,
     }
 
 
+def run_base_model(run: RunDir) -> tuple[str | None, str]:
+    """(Hub id of the base model or None, how the card states it), from the run's resolved config.yaml."""
+    try:
+        from recipe.config import load_config
+
+        model = load_config(run.config_path).model
+    except Exception:  # no/old config: say so rather than guess
+        return None, NOT_RECORDED
+    if model.source == "pretrained":
+        rev = getattr(model, "revision", None)
+        return model.name, f"`{model.name}`" + (f" @ `{rev}`" if rev else " (revision not pinned in the config)")
+    return None, f"none: `{model.name}` was built from scratch by the recipe (model.source: {model.source})"
+
+
+def _data_revisions(run: RunDir, info: dict, stages: tuple[str, ...]) -> dict[str, str]:
+    """What data the checkpoint saw, as ``{dataset or file: revision or sha256}``.
+
+    Sources, in order: ``run.json: data_revisions`` (when a data step records released-data revisions), the
+    cluster provenance of each stage (``run.json: cluster.<stage>.jobs.*.data.source``: dataset id + revision),
+    and the data phase's manifest (``00_data/manifest.json: outputs``, sha256 of the generated/curated files).
+    """
+    out: dict[str, str] = {}
+    recorded = info.get("data_revisions")
+    if isinstance(recorded, dict):
+        out.update({str(k): str(v) for k, v in recorded.items()})
+    for stage in stages:
+        for job in ((info.get("cluster") or {}).get(stage) or {}).get("jobs", {}).values():
+            src = (job.get("data") or {}).get("source") or {}
+            name = src.get("dataset") or src.get("repo_id") or src.get("name")
+            if name:
+                out[str(name)] = str(src.get("revision") or "unpinned")
+    from recipe.runs.layout import DATA_PHASE
+
+    data_manifest = run.read_manifest(DATA_PHASE) or {}
+    for name, digest in sorted((data_manifest.get("outputs") or {}).items()):
+        out[f"{run.run_id}/00_data/{name}"] = f"sha256:{digest}"
+    return out
+
+
 def _dataset_ids(revisions: Any) -> list[str]:
-    if isinstance(revisions, dict):
-        return sorted(k for k in revisions if "/" in k)
+    if isinstance(revisions, dict):  # Hub dataset ids only (ORG/NAME), not run-local files
+        return sorted(k for k in revisions if k.count("/") == 1 and not str(revisions[k]).startswith("sha256:"))
     if isinstance(revisions, list):
         return sorted({r.get("repo_id") or r.get("name") for r in revisions if isinstance(r, dict)} - {None})
     return []
 
 
-def model_card(run: RunDir, stage: str, repo_id: str, *, base_model: str, license: str) -> str:
+def model_card(run: RunDir, stage: str, repo_id: str, *, license: str, base_model: str | None = None) -> str:
     """README.md text for ``stage`` of ``run`` published to ``repo_id`` (branch = stage)."""
     from huggingface_hub import EvalResult, ModelCard, ModelCardData
 
     lin = lineage(run, stage)
+    base_id, base_text = (base_model, f"`{base_model}`") if base_model else run_base_model(run)
     scores = run.read_validation(stage) or {}
     name = repo_id.split("/")[-1]
     evals = [EvalResult(task_type="text-generation", task_name="Text Generation",
@@ -75,7 +114,7 @@ def model_card(run: RunDir, stage: str, repo_id: str, *, base_model: str, licens
              for domain, score in sorted(scores.items())]
     data = ModelCardData(
         license=license, library_name="transformers", pipeline_tag="text-generation",
-        base_model=lin["base_model"] or base_model, datasets=_dataset_ids(lin["data_revisions"]) or None,
+        base_model=base_id, datasets=_dataset_ids(lin["data_revisions"]) or None,
         tags=["nemotron-cascade-2-recipe", f"stage-{stage}", f"profile-{lin['profile'] or 'unknown'}"],
         model_name=name, eval_results=evals or None)
     def _mean(v: float | None) -> str:
@@ -100,7 +139,7 @@ This branch (`{stage}`) holds exactly this stage; other stages of the run are on
 
 ## Lineage
 
-- Base model: `{lin['base_model'] or base_model}`
+- Base model: {base_text}
 - Git commit: `{lin['git_commit'] or NOT_RECORDED}`{' (dirty tree)' if lin['git_dirty'] else ''}
 - Container digest: `{lin['container_digest'] or NOT_RECORDED}`
 - Resolved-config hash: `{lin['config_hash'] or NOT_RECORDED}`
@@ -127,7 +166,8 @@ Safetensors weights only; no repository code is needed:
 
 ```python
 from transformers import AutoModelForCausalLM, AutoTokenizer
-model = AutoModelForCausalLM.from_pretrained("{repo_id}", revision="{stage}", use_safetensors=True)
+model = AutoModelForCausalLM.from_pretrained("{repo_id}", revision="{stage}", use_safetensors=True,
+                                             trust_remote_code=False)
 tokenizer = AutoTokenizer.from_pretrained("{repo_id}", revision="{stage}")
 ```
 

@@ -121,7 +121,7 @@ def checkpoint_items(ckpt: Path) -> list[UploadItem]:
     return [UploadItem.from_file(ckpt / n, n) for n in sorted(names)]
 
 
-def stage_items(run, stage: str, repo_id: str, *, base_model: str, license: str) -> list[UploadItem]:
+def stage_items(run, stage: str, repo_id: str, *, license: str, base_model: str | None = None) -> list[UploadItem]:
     manifest = run.read_manifest(stage)
     if not manifest:
         raise HubError(f"run {run.run_id!r} has no manifest for stage {stage!r} ({run.manifest_path(stage)}): "
@@ -262,10 +262,12 @@ def execute(plan: PublishPlan, *, private: bool, force: bool, dry_run: bool, mes
     return {"action": action, "commit": info.oid, **plan.describe()}
 
 
-def publish_stage(run, stage: str, repo_id: str, *, base_model: str, license: str = "other",
+def publish_stage(run, stage: str, repo_id: str, *, license: str = "other", base_model: str | None = None,
                   private: bool = True, force: bool = False, dry_run: bool = False,
                   endpoint: str | None = None) -> dict[str, Any]:
-    """Publish ``stage`` of ``run`` (a ``RunDir``) to ``repo_id`` on branch ``stage``."""
+    """Publish ``stage`` of ``run`` (a ``RunDir``) to ``repo_id`` on branch ``stage``.
+
+    ``base_model`` overrides the base named in the card (default: the run config's ``model``)."""
     items = stage_items(run, stage, repo_id, base_model=base_model, license=license)
     plan = PublishPlan(repo_id, "model", stage, current_endpoint(endpoint), items)
     result = execute(plan, private=private, force=force, dry_run=dry_run,

@@ -1,0 +1,84 @@
+"""Hub config section (both profiles) and model-card generation from the run layout (no server needed)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from recipe.config import config_to_yaml, load_config
+from recipe.config.hub_section import ARTIFACT_CLI_NAMES
+from recipe.hub.cards import lineage, model_card
+from recipe.hub.download import UNSAFE_PATTERNS, resolve_patterns
+from recipe.hub.errors import HubError
+from recipe.runs.layout import RunDir
+
+
+@pytest.mark.parametrize("profile", ["tiny", "paper"])
+def test_profiles_name_the_releases(profile):
+    hub = load_config(profile).hub
+    assert hub.released_model.repo_id == "nvidia/Nemotron-Cascade-2-30B-A3B"
+    assert set(hub.sft_data.subsets) == {"math", "science", "chat", "instruction_following", "safety",
+                                         "conversational_agent", "swe", "terminal_agent"}  # RECIPE.md §7.1
+    assert set(hub.rl_data.subsets) == {"IF-RL", "multi-domain-RL", "MOPD", "SWE-RL"}  # RECIPE.md §7.2
+    for cli, key in ARTIFACT_CLI_NAMES.items():
+        assert hub.artifact(cli) is getattr(hub, key)
+        _, allow = resolve_patterns(hub.artifact(cli), None)
+        assert not set(allow) & set(UNSAFE_PATTERNS)
+
+
+def test_every_hub_key_reaches_the_code(tmp_path):
+    cfg = load_config("tiny", overrides=["hub.rl_data.revision=" + "a" * 40, "hub.rl_data.default_subsets=[IF-RL]",
+                                         "hub.max_workers=2", "hub.publish.private=false"])
+    assert cfg.hub.rl_data.pinned and resolve_patterns(cfg.hub.rl_data, None) == (["IF-RL"], ["README.md", "IF-RL/*"])
+    assert resolve_patterns(cfg.hub.released_model, ["weights"])[1][:3] == ["README.md", "config.json",
+                                                                            "generation_config.json"]
+    with pytest.raises(HubError, match="unknown subset.*MOPD"):
+        resolve_patterns(cfg.hub.sft_data, ["MOPD"])
+    with pytest.raises(Exception, match="unknown key|extra"):
+        load_config("tiny", overrides=["hub.rl_data.revison=main"])
+    with pytest.raises(KeyError, match="released-model"):
+        cfg.hub.artifact("model")
+
+
+def _run(tmp_path, profile: str) -> RunDir:
+    run = RunDir(tmp_path / "r")
+    cfg = load_config(profile)
+    run.path.mkdir(parents=True)
+    run.config_path.write_text(config_to_yaml(cfg))
+    run.write_json_atomic(run.run_json_path, {
+        "run_id": "r", "profile": profile, "seed": 3, "config_hash": "h" * 8, "git_commit": "g" * 40,
+        "started": "2026-11-29T00:00:00+00:00", "container_digest": "sha256:" + "d" * 64,
+        "cluster": {"if_rl": {"jobs": {"grpo": {"data": {"source": {"dataset": "nvidia/Nemotron-Cascade-2-RL-data",
+                                                                      "revision": "r" * 40}}}}}}})
+    run.write_manifest("data", {"status": "done", "outputs": {"math.jsonl": "e" * 64}})
+    for stage, scores in (("sft", {"math": 10.0}), ("if_rl", {"math": 12.5, "instruction_following": 40.0})):
+        run.write_manifest(stage, {"status": "done"})
+        run.write_validation(stage, scores)
+    return run
+
+
+def test_card_for_a_paper_run_names_base_data_and_scores(tmp_path):
+    run = _run(tmp_path, "paper")
+    text = model_card(run, "if_rl", "org/cascade", license="other")
+    meta = yaml.safe_load(text.split("---")[1])
+    assert meta["base_model"] == "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-Base-BF16"
+    assert meta["datasets"] == ["nvidia/Nemotron-Cascade-2-RL-data"]
+    results = meta["model-index"][0]["results"]
+    assert {r["dataset"]["name"]: r["metrics"][0]["value"] for r in results} == {
+        "instruction_following (validation)": 40.0, "math (validation)": 12.5}
+    for needle in ("g" * 40, "sha256:" + "d" * 64, "| 1 | `sft` | done | 10.0000 |", "| 2 | `if_rl` | done | 26.2500 |",
+                   "`nvidia/Nemotron-Cascade-2-RL-data`: `" + "r" * 40, "r/00_data/math.jsonl", "revision not pinned"):
+        assert needle in text, needle
+    assert model_card(run, "if_rl", "org/cascade", license="other") == text  # deterministic -> idempotent publish
+
+
+def test_lineage_says_not_recorded_instead_of_guessing(tmp_path):
+    run = _run(tmp_path, "tiny")
+    info = json.loads(run.run_json_path.read_text())
+    del info["container_digest"]
+    run.write_json_atomic(run.run_json_path, info)
+    lin = lineage(run, "sft")
+    assert lin["container_digest"] is None and [s["stage"] for s in lin["stages"]] == ["sft"]
+    text = model_card(run, "sft", "org/cascade", license="other")
+    assert "Container digest: `not recorded`" in text and "built from scratch" in text
