@@ -37,21 +37,20 @@ _UID_BASE, _UID_SPAN = 200_000, 800_000
 
 
 def _uid_processes(uid: int) -> list[int]:
+    """Live (non-zombie) processes whose /proc entry belongs to ``uid`` (one stat per process)."""
     pids = []
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
         try:
-            with open(f"/proc/{entry.name}/status", "rb") as f:
-                for line in f:
-                    if line.startswith(b"State:") and b"Z" in line.split()[1]:
-                        break  # a zombie runs nothing; it waits for a (possibly non-reaping) init to collect it
-                    if line.startswith(b"Uid:"):
-                        if int(line.split()[1]) == uid:
-                            pids.append(int(entry.name))
-                        break
-        except (FileNotFoundError, ProcessLookupError, PermissionError, ValueError):
+            if entry.stat(follow_symlinks=False).st_uid != uid:
+                continue
+            with open(f"/proc/{entry.name}/stat", "rb") as f:
+                state = f.read().rsplit(b")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError, PermissionError, IndexError, OSError):
             continue
+        if state != b"Z":  # a zombie runs nothing; it waits for a (possibly non-reaping) init to collect it
+            pids.append(int(entry.name))
     return pids
 
 
@@ -118,6 +117,7 @@ class Session:
         if self.uid is not None:
             os.chown(self.path, self.uid, self.uid)
         self._info = info
+        self._dirty = False  # True while a run may have left processes that no sweep has checked
 
     # -- files -----------------------------------------------------------------------------
     def write(self, name: str, data: bytes | str, mode: int = 0o644) -> Path:
@@ -138,7 +138,8 @@ class Session:
         return p.read_bytes()
 
     def close(self) -> None:
-        _sweep(self.uid)
+        if self._dirty:
+            _sweep(self.uid)
         shutil.rmtree(self.path, ignore_errors=True)
 
     def __enter__(self) -> "Session":
@@ -182,8 +183,11 @@ class Session:
             os.close(wfd)
             return Verdict("runtime_error", None, "", f"could not start: {e}", False, False, 0.0, 0.0, self.isolation(), detail="spawn_failed")
         os.close(wfd)
+        self._dirty = True
         try:
-            return _supervise(proc, t0, lim, stdin, self, self.uid, rfd if launcher else None)
+            v = _supervise(proc, t0, lim, stdin, self, self.uid, rfd if launcher else None)
+            self._dirty = v.isolation.get("leftover_processes", 1) != 0
+            return v
         finally:
             os.close(rfd)
 
@@ -275,7 +279,6 @@ def _supervise(proc: subprocess.Popen, t0: float, lim: Limits, stdin, session: S
                 os.killpg(proc.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
-            _sweep(uid)
             done.wait(5)
             break
     wall = (waited.get("t") or time.monotonic()) - t0

@@ -1,0 +1,92 @@
+"""Sandbox throughput (issue 3 item 6): sandboxed vs bare executions per second of a trivial Python program,
+side by side in one run, the isolation overhead ratio (target ≤ 2×), and math-verify checks per second.
+
+    .venv/bin/python benchmarks/bench_sandbox.py [--n 40] [--workers 2]
+
+Bare = ``subprocess.run([python3, main.py])`` in a temp dir; sandboxed = ``recipe.sandbox.run`` (bubblewrap,
+own uid, launcher with rlimits and seccomp, output capture, sweep, work dir created and removed).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from rich.console import Console  # noqa: E402
+from rich.table import Table  # noqa: E402
+
+from recipe.sandbox import probe, run  # noqa: E402
+
+PROGRAM = "print(sum(range(1000)))\n"
+
+
+def bare_once() -> None:
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "main.py"
+        p.write_text(PROGRAM)
+        r = subprocess.run(["/usr/bin/python3", str(p)], capture_output=True, cwd=d, env={"PATH": "/usr/bin:/bin"})
+        assert r.stdout == b"499500\n"
+
+
+def sandbox_once() -> None:
+    v = run(["python3", "main.py"], files={"main.py": PROGRAM})
+    assert v.status == "ok" and v.stdout == "499500\n", v
+
+
+def rate(fn, n: int, workers: int) -> float:
+    fn()  # warm-up (probe, launcher build, page cache)
+    t = time.perf_counter()
+    if workers <= 1:
+        for _ in range(n):
+            fn()
+    else:
+        with ThreadPoolExecutor(workers) as ex:
+            list(ex.map(lambda _: fn(), range(n)))
+    return n / (time.perf_counter() - t)
+
+
+def math_rate(n: int) -> float:
+    from recipe.rewards.math_verifier import check_math
+
+    pairs = [("\\frac{1}{2}", "0.5"), ("x^2+2x+1", "(x+1)^2"), ("\\sqrt{8}", "2\\sqrt{2}"), ("3", "4"), ("\\pi/2", "\\frac{\\pi}{2}")]
+    for g, p in pairs:  # warm-up: imports and parser caches
+        check_math(g, p)
+    t = time.perf_counter()
+    for i in range(n):
+        g, p = pairs[i % len(pairs)]
+        check_math(g + " " * (i % 3), p)  # vary the text a little so no literal short-cut dominates
+    return n / (time.perf_counter() - t)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, default=40, help="executions per measurement")
+    ap.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
+    ap.add_argument("--math-n", type=int, default=200)
+    a = ap.parse_args()
+    if not probe().get("available"):
+        raise SystemExit(f"bubblewrap unavailable: {probe().get('why')}")
+    table = Table(title=f"sandbox throughput ({os.cpu_count()} CPUs, trivial Python program)")
+    for col in ("measure", "workers", "per second", "ms each"):
+        table.add_column(col)
+    results = {}
+    for w in sorted({1, a.workers}):
+        b, s = rate(bare_once, a.n, w), rate(sandbox_once, a.n, w)
+        results[w] = (b, s)
+        table.add_row("bare subprocess", str(w), f"{b:.1f}", f"{1000 / b:.1f}")
+        table.add_row("sandboxed (bwrap)", str(w), f"{s:.1f}", f"{1000 / s:.1f}")
+        table.add_row("isolation overhead", str(w), f"{b / s:.2f}x", "target <= 2x")
+    m = math_rate(a.math_n)
+    table.add_row("math-verify checks", "1", f"{m:.1f}", f"{1000 / m:.2f}")
+    Console().print(table)
+
+
+if __name__ == "__main__":
+    main()
