@@ -79,10 +79,10 @@ def test_ngram_length_is_configurable(tmp_path):
 
 
 def test_cross_source_dedup_and_outputs(tmp_path):
-    rep = curate([RL, SFT], tmp_path, config=load_config("tiny").data)
+    rep = curate([RL, SFT], tmp_path, config=load_config("tiny", overrides=["data.dedup.threshold=0.8"]).data)
     assert rep.rows_in == 20 + 10 and rep.reconciles
     # MOPD repeats three multi-domain rows: dropped as exact duplicates across configs; the two structured-output
-    # prompts share system prompt and schema and differ in three words: a near duplicate at the tiny settings
+    # prompts share system prompt and schema and differ in three words: a near duplicate at threshold 0.8
     assert rep.dropped == {"contaminated": 0, "exact_duplicate": 3, "near_duplicate": 1}
     near = [d for d in rep.dropped_rows if d["reason"] == "near_duplicate"][0]
     assert near["id"].endswith("multi-domain-RL:SO-2") and near["duplicate_of"].endswith("multi-domain-RL:SO-1")

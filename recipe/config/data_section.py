@@ -16,7 +16,8 @@ class _Section(BaseModel):
 
 
 class ReleasedDataset(_Section):
-    """One NVIDIA release we consume (RECIPE.md §7): Hub id, pinned revision, license and card row counts."""
+    """One NVIDIA release we consume (RECIPE.md §7): Hub id, pinned revision, license and card row counts.
+    Every config is read through ``datasets`` in streaming mode (no Arrow cache), see recipe/data/loaders.py."""
     repo_id: str = Field(description="Hugging Face dataset repo id, e.g. nvidia/Nemotron-Cascade-2-RL-data.")
     revision: Optional[str] = Field(None, description="Pinned commit sha; null = not pinned (curation records it).")
     license: str = Field(description="License id as on the dataset card (e.g. odc-by, other).")
@@ -24,7 +25,6 @@ class ReleasedDataset(_Section):
     format: Literal["nemo_gym", "messages"] = Field(description="Row format of every config.")
     configs: dict[str, int] = Field(default_factory=dict,
                                     description="Config name -> row count stated on the dataset card.")
-    streaming: bool = Field(True, description="Read with datasets streaming (no Arrow cache), for large configs.")
 
 
 class DedupSettings(_Section):

@@ -1,12 +1,14 @@
 """Exact and near-duplicate removal, within and across sources (first occurrence wins).
 
-- Exact: :func:`recipe.data.text.exact_key` (role + lowercase word tokens of every turn), kept in a set.
-- Near: MinHash LSH from ``datasketch`` (a maintained library): word ``shingle_words``-grams, ``num_perm``
+- Exact: :func:`recipe.data.text.exact_key` (role + lowercase whitespace-collapsed text of every turn), in a set.
+- Near: MinHash LSH from ``datasketch`` (a maintained library): ``shingle_words``-grams of word and symbol
+  tokens (:func:`recipe.data.text.symbol_words`), ``num_perm``
   permutations, estimated-Jaccard ``threshold``. Signatures are computed per batch (stateless, so the Ray
   path computes them on workers with :func:`minhash_signatures`) and the LSH query/insert runs in order in
   one place (:class:`Deduper`), so results are deterministic and identical across backends.
 ``scope="per_source"`` keys both indexes by source name (duplicates across sources are then kept).
-Not covered: datasketch's in-memory LSH holds every kept row's band keys; at the paper's ~25M SFT rows
+LSH candidates are confirmed with the estimated Jaccard (share of equal signature slots) before a row is
+dropped. Not covered: datasketch's in-memory LSH (and the kept signatures) hold every kept row's band keys; at the paper's ~25M SFT rows
 this needs tens of GB (use datasketch's Redis storage or run per config; see data_cards/README.md).
 """
 from __future__ import annotations
@@ -15,7 +17,7 @@ import numpy as np
 import xxhash
 from datasketch import LeanMinHash, MinHash, MinHashLSH
 
-from recipe.data.text import words
+from recipe.data.text import symbol_words
 
 
 SCHEME = "affine32"  # datasketch 2.x permutation scheme; signatures from minhash_signatures use it
@@ -29,7 +31,7 @@ def _h32(b: bytes) -> int:
 
 
 def shingles(text: str, k: int) -> list[bytes]:
-    toks = words(text)
+    toks = symbol_words(text)
     if len(toks) <= k:
         return [" ".join(toks).encode("utf-8", "surrogatepass")]
     return [" ".join(toks[i:i + k]).encode("utf-8", "surrogatepass") for i in range(len(toks) - k + 1)]
@@ -49,6 +51,7 @@ class Deduper:
         self.exact, self.near, self.scope, self.seed, self.num_perm = exact, near, scope, seed, num_perm
         self._seen: dict[tuple[str, str], str] = {}
         self._lsh: dict[str, MinHashLSH] = {}
+        self._sigs: dict[str, np.ndarray] = {}
         self._threshold = threshold
 
     def _scope_key(self, source: str) -> str:
@@ -65,10 +68,13 @@ class Deduper:
             if lsh is None:
                 lsh = self._lsh[sk] = MinHashLSH(threshold=self._threshold, num_perm=self.num_perm)
             mh = LeanMinHash(seed=self.seed, hashvalues=signature, scheme=SCHEME)
-            hits = lsh.query(mh)
-            if hits:
-                return "near_duplicate", sorted(hits)[0]
+            # LSH returns band collisions; confirm with the estimated Jaccard so pairs below the threshold stay
+            sig = np.asarray(signature)
+            for cand in sorted(lsh.query(mh)):
+                if float(np.mean(self._sigs[cand] == sig)) >= self._threshold:
+                    return "near_duplicate", cand
             lsh.insert(rid, mh, check_duplication=False)
+            self._sigs[rid] = sig
         if self.exact:
             self._seen[(sk, key)] = rid
         return None, None

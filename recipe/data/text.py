@@ -1,12 +1,16 @@
 """Text normalisation shared by exact dedup, near-dedup and decontamination.
 
-One tokenizer for all three: Unicode-aware lowercase word tokens, so punctuation, whitespace and
-case differences do not hide a duplicate or a leaked eval item. Exact-dedup keys hash the token sequence of
-every turn with its role. Not covered: tokenizer-level (BPE) n-grams or semantic duplicates.
+- :func:`words` (decontamination): Unicode-aware lowercase word tokens, so punctuation, whitespace and case
+  differences do not hide a leaked eval item.
+- :func:`symbol_words` (near dedup shingles): words plus punctuation/symbols as tokens, so ``3+4`` and ``3*4``
+  differ.
+- :func:`exact_key` (exact dedup): the role and the lowercase, whitespace-collapsed text of every turn. Not covered: tokenizer-level (BPE) n-grams or semantic duplicates.
 """
 from __future__ import annotations
 
 import hashlib
+import json
+import re
 import sys
 import unicodedata
 
@@ -23,12 +27,25 @@ def words(text: str) -> list[str]:
     return text.lower().translate(_SPACE).split()
 
 
+_SYMBOL = re.compile(r"\w+|[^\w\s]")
+
+
+def symbol_words(text: str) -> list[str]:
+    """Lowercase word tokens plus every punctuation/symbol character as its own token ("3+4" -> 3, +, 4).
+
+    Used by exact and near dedup, where ``3+4`` and ``3*4`` must stay different prompts."""
+    return _SYMBOL.findall(text.lower())
+
+
 def exact_key(record: dict) -> str:
-    """Hex digest of the normalised conversation (role + word tokens of each turn)."""
+    """Hex digest of the normalised conversation: role + lowercase, whitespace-collapsed content of each turn
+    (punctuation and symbols kept), plus tool calls."""
     h = hashlib.blake2b(digest_size=16)
     for m in record.get("messages") or ():
         h.update(str(m.get("role")).encode())
         h.update(b"\x1f")
-        h.update(" ".join(words(content_text(m.get("content")))).encode("utf-8", "surrogatepass"))
+        h.update(" ".join(content_text(m.get("content")).lower().split()).encode("utf-8", "surrogatepass"))
+        if m.get("tool_calls"):
+            h.update(json.dumps(m["tool_calls"], sort_keys=True).encode("utf-8", "surrogatepass"))
         h.update(b"\x1e")
     return h.hexdigest()
