@@ -3,7 +3,8 @@
 - In process (default for batches below ``POOL_THRESHOLD``): cheapest for the tiny trainer's ~512 short
   responses per step; math-verify runs in the main thread with a ``SIGALRM`` limit.
 - Local pool (``workers=N`` > 1, or big batches): a ``ProcessPoolExecutor`` (``forkserver`` start, so no
-  trainer threads or CUDA state are forked) over contiguous chunks; each worker runs ``verify``.
+  trainer threads or CUDA state are forked) over contiguous chunks; each worker runs ``verify``. The pool
+  stays alive between calls (``shutdown_pools()`` or interpreter exit ends it).
 - Ray (``ray_address`` given): the same chunks as Ray tasks (``ray.init(address=...)`` if Ray is not up),
   how the paper spreads 2,048 code executions per step over hundreds of CPU cores (RECIPE.md stage 6).
 Unknown verifier names raise before any scoring; a worker that dies scores its chunk 0 with
@@ -11,9 +12,11 @@ Unknown verifier names raise before any scoring; a worker that dies scores its c
 """
 from __future__ import annotations
 
+import atexit
 import multiprocessing as mp
 import os
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Sequence
 
 from recipe.rewards.core import verifier_name, verify
@@ -68,17 +71,46 @@ def _with_math_timeout(record: Any, seconds: float) -> Any:
     return record
 
 
+_POOLS: dict[int, ProcessPoolExecutor] = {}
+
+
+def _pool(workers: int) -> ProcessPoolExecutor:
+    """A pool kept alive across calls (the trainer scores every step; worker start-up costs ~1 s)."""
+    ex = _POOLS.get(workers)
+    if ex is None:
+        ex = ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("forkserver"))
+        _POOLS[workers] = ex
+    return ex
+
+
+def shutdown_pools() -> None:
+    for ex in _POOLS.values():
+        ex.shutdown(wait=True, cancel_futures=True)
+    _POOLS.clear()
+
+
+atexit.register(shutdown_pools)
+
+
 def _run_pool(pairs: list, workers: int, chunk_size: int) -> list[VerifierResult]:
     chunks = _chunks(pairs, max(1, min(chunk_size, -(-len(pairs) // workers))))
     out: list[VerifierResult] = []
-    ctx = mp.get_context("forkserver")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as ex:
+    ex = _pool(workers)
+    try:
         futures = [ex.submit(_score_chunk, c) for c in chunks]
-        for c, f in zip(chunks, futures):
-            try:
-                out.extend(VerifierResult.from_dict(d) for d in f.result())
-            except Exception as e:  # noqa: BLE001 - BrokenProcessPool, unpicklable input …
-                out.extend(fail("error:WorkerCrashed", error=f"{type(e).__name__}: {e}"[:300]) for _ in c)
+    except BrokenProcessPool:
+        _POOLS.pop(workers, None)
+        ex = _pool(workers)
+        futures = [ex.submit(_score_chunk, c) for c in chunks]
+    broken = False
+    for c, f in zip(chunks, futures):
+        try:
+            out.extend(VerifierResult.from_dict(d) for d in f.result())
+        except Exception as e:  # noqa: BLE001 - BrokenProcessPool, unpicklable input …
+            broken = broken or isinstance(e, BrokenProcessPool)
+            out.extend(fail("error:WorkerCrashed", error=f"{type(e).__name__}: {e}"[:300]) for _ in c)
+    if broken:
+        _POOLS.pop(workers, None)
     return out
 
 

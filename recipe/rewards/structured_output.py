@@ -9,6 +9,7 @@ call named ``tool_name`` (under ``tool_payload_key`` when given).
 """
 from __future__ import annotations
 
+import functools
 import json
 import tomllib
 from typing import Any
@@ -17,6 +18,24 @@ from recipe.rewards.extract import maybe_json, parse_response, strip_code_fence
 from recipe.rewards.registry import register
 from recipe.rewards.result import VerifierResult, fail, ok
 from recipe.rewards.spec import require
+
+
+@functools.lru_cache(maxsize=256)
+def _validator_for_text(schema_str: str):
+    schema = load_schema(schema_str)
+    import jsonschema
+
+    return jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)(schema)
+
+
+def validator(schema_str: Any):
+    """A compiled validator; schemas given as text are cached (every rollout of a prompt shares one)."""
+    if isinstance(schema_str, str):
+        return _validator_for_text(schema_str)
+    import jsonschema
+
+    schema = load_schema(schema_str)
+    return jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)(schema)
 
 
 def load_schema(schema_str: Any) -> dict:
@@ -52,7 +71,7 @@ def verify_structured_output(record: dict, response: Any) -> VerifierResult:
     if schema_type not in ("json", "yaml", "toml"):
         return fail("invalid_field:schema_type", schema_type=schema_type)
     try:
-        schema = load_schema(schema_str)
+        compiled = validator(schema_str)
     except (ValueError, jsonschema.exceptions.SchemaError) as e:
         return fail("invalid_field:schema_str", error=str(e)[:300])
     parsed = parse_response(response, spec.get("mode", record.get("mode")))
@@ -79,8 +98,7 @@ def verify_structured_output(record: dict, response: Any) -> VerifierResult:
             payload = parse_payload(text, schema_type)
         except Exception as e:  # json/yaml/toml each raise their own error types
             return fail("parse_error", schema_type=schema_type, error=str(e)[:200])
-    validator = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)(schema)
-    errors = sorted(validator.iter_errors(payload), key=lambda e: list(e.absolute_path))
+    errors = sorted(compiled.iter_errors(payload), key=lambda e: list(e.absolute_path))
     if errors:
         return fail("schema_violation", n_errors=len(errors), first_error=errors[0].message[:300],
                     path="/".join(map(str, errors[0].absolute_path)))
