@@ -25,7 +25,8 @@ from recipe.config import STAGE_PLAN, load_config
 from recipe.config.stages import MOPDConfig, RLStageConfig, SFTConfig
 from recipe.runs.layout import RunDir
 
-OVERRIDES = ["swe_rl.agentic.steps=100", "mopd.is_seq_mask_threshold=2.0"]
+OVERRIDES = ["swe_rl.agentic.steps=100", "mopd.is_seq_mask_threshold=2.0",
+             "cluster.branches.rlhf_from_sft=/ckpt/rlhf_branch"]
 SHELLCHECK = Path(sys.executable).parent / "shellcheck"
 MOPD_DOMAINS = ["math", "instruction_following", "mcqa", "workplace_tools", "structured_output", "rlhf"]
 
@@ -40,21 +41,25 @@ def tree(shared_dir):
     return ReleaseTree.find(shared_dir / "fixtures/nemo_rl_configs/v0.7.0")
 
 
-def _teachers(run: RunDir) -> None:
-    run.path.mkdir(parents=True, exist_ok=True)
-    md = str(run.checkpoint_dir("multi_domain_rl"))
-    entries = {d: {"stage": "multi_domain_rl", "checkpoint": md, "score": 0.7}
-               for d in ["instruction_following", "mcqa", "workplace_tools", "structured_output"]}
-    entries["rlhf"] = {"stage": "rlhf_from_sft", "checkpoint": "/ckpt/rlhf_branch", "score": 0.6}
-    run.teachers_path.write_text(json.dumps(entries))
+def _finish(run: RunDir, stage: str, scores: dict[str, float]) -> None:
+    """What `recipe cluster status` records once a stage's HF checkpoint exists (manifest done, scores)."""
+    from recipe.pipeline.teachers import record_scores
+
+    m = run.read_manifest(stage) or {}
+    run.write_manifest(stage, {**m, "status": "done"})
+    record_scores(run, stage, scores)
 
 
 @pytest.fixture(scope="module")
 def cascade(paper, tmp_path_factory):
     run = RunDir(tmp_path_factory.mktemp("runs") / "paper-run")
-    _teachers(run)
-    results = render_cascade(paper, run, allow_unpinned=True, allow_dirty=True)
-    return run, {r.stage: r for r in results}
+    first = render_cascade(paper, run, stages=["sft", "if_rl", "multi_domain_rl"], allow_unpinned=True, allow_dirty=True)
+    _finish(run, "sft", {"math": 0.9, "instruction_following": 0.5, "mcqa": 0.6})
+    _finish(run, "if_rl", {"math": 0.85, "instruction_following": 0.8, "mcqa": 0.6})
+    _finish(run, "multi_domain_rl", {"math": 0.8, "instruction_following": 0.75, "mcqa": 0.7,
+                                     "workplace_tools": 0.6, "structured_output": 0.9})
+    rest = render_cascade(paper, run, stages=list(STAGE_PLAN[3:]), allow_unpinned=True, allow_dirty=True)
+    return run, {r.stage: r for r in first + rest}
 
 
 def test_every_stage_field_is_mapped_or_explained():
@@ -172,7 +177,8 @@ def test_mopd_teacher_map_from_teachers_json(cascade, tree):
     m = _cfg(r, "mopd", tree)
     tmap = get_path(m, "on_policy_distillation.teacher_model_by_agent_name")
     assert tmap["math_with_judge_simple_agent"] == str(run.checkpoint_dir("sft"))   # stage:sft slot
-    assert tmap["instruction_following_simple_agent"] == str(run.checkpoint_dir("multi_domain_rl"))
+    assert tmap["instruction_following_simple_agent"] == str(run.checkpoint_dir("if_rl"))   # best_of: IF-RL scored 0.8
+    assert tmap["mcqa_simple_agent"] == str(run.checkpoint_dir("multi_domain_rl"))
     assert tmap["rlhf_opd_simple_agent"] == "/ckpt/rlhf_branch"
     assert set(tmap) == {"math_with_judge_simple_agent", "instruction_following_simple_agent", "mcqa_simple_agent",
                          "workplace_assistant_simple_agent", "structured_outputs_simple_agent", "rlhf_opd_simple_agent"}
@@ -183,7 +189,7 @@ def test_mopd_teacher_map_from_teachers_json(cascade, tree):
 def test_mopd_refuses_without_teacher(paper, tmp_path):
     run = RunDir(tmp_path / "no-teachers")
     run.path.mkdir()
-    with pytest.raises(ValueError, match="no teacher for domain 'instruction_following'"):
+    with pytest.raises(ValueError, match="no teacher for domain 'math'.*not done"):
         render_stage(paper, run, "mopd", allow_unpinned=True, allow_dirty=True)
 
 
@@ -229,7 +235,7 @@ def test_provenance_recorded(cascade):
     rj = run.read_run_json()
     assert set(rj["cluster"]) == set(STAGE_PLAN)
     assert rj["cluster"]["if_rl"]["image_digest"] is None
-    man = run.read_manifest("if_rl")
+    man = run.read_manifest("rlhf")
     assert man["status"] == "pending" and man["backend"] == "cluster"
 
 

@@ -162,36 +162,41 @@ def unverified(domains: list[str], phase: str | None = None) -> list[str]:
 
 
 class TeacherError(ValueError):
-    """teachers.json cannot provide a teacher for a routed domain; the message names domain, slot and fix."""
+    """No teacher for a routed domain; the message names domain, slot and fix."""
 
 
-def teacher_map(teachers_path: Path, routing: dict[str, str], domains: list[str],
-                stage_checkpoint: "callable[[str], Path]") -> tuple[dict[str, str], dict[str, Any]]:
+def teacher_map(run, routing: dict[str, str], domains: list[str],
+                branches: dict[str, str]) -> tuple[dict[str, str], dict[str, Any]]:
     """(agent -> teacher HF checkpoint, provenance per agent) for MOPD.
 
-    ``teachers.json[domain]["checkpoint"]`` wins (it records the selection actually made); a ``stage:<name>``
-    slot without an entry falls back to that stage's converted checkpoint. Anything else missing raises.
+    Slots resolve exactly as in the local backend (``recipe.pipeline.teachers.resolve_teacher``: ``best`` from
+    teachers.json, ``best_of:<stages>`` from scores.json, ``stage:<stage>`` a finished stage); ``branch:<name>``,
+    a side branch such as the RLHF-from-SFT teacher, comes from ``cluster.branches.<name>``.
     """
-    teachers = json.loads(Path(teachers_path).read_text()) if Path(teachers_path).exists() else {}
+    from recipe.pipeline.teachers import resolve_teacher
+
     out: dict[str, str] = {}
     prov: dict[str, Any] = {}
+    missing = [d for d in domains if d not in routing]
+    if missing:
+        raise TeacherError(f"mopd.teacher_routing has no slot for domain(s) {missing}")
     for domain in domains:
-        slot = routing.get(domain)
+        slot = routing[domain]
         agent = agent_for(domain, mopd=True)
-        entry = teachers.get(domain)
-        if entry and entry.get("checkpoint"):
-            out[agent] = str(entry["checkpoint"])
-            prov[agent] = {"domain": domain, "slot": slot, **entry}
-        elif slot and slot.startswith("stage:"):
-            ckpt = stage_checkpoint(slot.split(":", 1)[1])
-            out[agent] = str(ckpt)
-            prov[agent] = {"domain": domain, "slot": slot, "stage": slot.split(":", 1)[1], "checkpoint": str(ckpt),
-                           "score": None}
+        if slot.startswith("branch:"):
+            name = slot.split(":", 1)[1]
+            if name not in branches:
+                raise TeacherError(
+                    f"MOPD: no teacher for domain {domain!r} (routing slot {slot!r}): set cluster.branches.{name} to "
+                    f"the branch's converted HF checkpoint (e.g. --set cluster.branches.{name}=<run>/05_rlhf/checkpoint)")
+            entry = {"stage": f"branch:{name}", "checkpoint": branches[name], "score": None}
         else:
-            raise TeacherError(
-                f"MOPD: no teacher for domain {domain!r} (routing slot {slot!r}): {teachers_path} has no entry "
-                f"{{\"{domain}\": {{\"stage\": ..., \"checkpoint\": <HF dir>, \"score\": ...}}}}. Run the teacher "
-                f"stages (and validation) first, or write the entry by hand.")
+            try:
+                entry = resolve_teacher(run, domain, slot)
+            except ValueError as e:
+                raise TeacherError(f"MOPD: no teacher for domain {domain!r} (routing slot {slot!r}): {e}") from None
+        out[agent] = str(entry["checkpoint"])
+        prov[agent] = {"domain": domain, "slot": slot, **entry}
     return out, prov
 
 

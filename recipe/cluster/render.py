@@ -207,8 +207,7 @@ def render_stage(cfg, run: RunDir, stage: str, *, out: Optional[Path] = None, al
                 else:
                     deviations.append(f"{dpaths[split]} does not exist yet: its agent_ref names were not checked")
             if mopd:
-                tmap, tprov = gym.teacher_map(run.teachers_path, section.teacher_routing, section.domains,
-                                              run.checkpoint_dir)
+                tmap, tprov = gym.teacher_map(run, section.teacher_routing, section.domains, cl.branches)
                 opd = nested.setdefault("on_policy_distillation", {})
                 opd["teacher_model_by_agent_name"] = tmap
                 opd["default_teacher_alias"] = gym.agent_for(section.domains[0], mopd=True)

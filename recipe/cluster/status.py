@@ -14,7 +14,9 @@ checkpoint. Outputs, the same files the local backend writes:
                       The per-agent tag naming is [inferred] from NeMo-RL's Gym metrics; unmatched domains are left
                       out rather than guessed;
 * ``manifest.json``   status ``pending`` → ``running`` (a step or event exists) → ``done`` (the final job's HF folder
-                      has config.json + safetensors), progress per job, newest training_info.
+                      has config.json + safetensors), progress per job, newest training_info;
+* ``scores.json`` / ``teachers.json`` through ``recipe.pipeline.teachers.record_scores`` once the stage is done,
+                      so MOPD's teacher slots resolve exactly as with the local backend.
 """
 from __future__ import annotations
 
@@ -139,6 +141,10 @@ def collect(run: RunDir, stage: str) -> dict[str, Any]:
     status = "done" if done else ("running" if any_activity else manifest.get("status", "pending"))
     if status == "done":  # the manifest is written last: outputs first
         manifest["outputs"] = {"checkpoint": final["hf_checkpoint"]}
+        if last_scores:  # teacher selection as in the local backend (scores.json, teachers.json)
+            from recipe.pipeline.teachers import record_scores
+
+            record_scores(run, stage, {d: v for d, v in last_scores.items() if d != "all"})
     manifest.update({"status": status, "progress": progress,
                      "metrics_summary": rows[-1] if rows else None})
     run.write_manifest(stage, manifest)

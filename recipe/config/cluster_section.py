@@ -101,6 +101,9 @@ class ClusterSection(_S):
     resume: str = Field("auto", description="auto: continue from the newest step_N of this stage; never: start in a "
                                             "fresh checkpoint dir; from_step=N: continue from step N (newer steps are "
                                             "moved aside, never deleted).")
+    branches: dict[str, str] = Field(
+        default_factory=dict, description="MOPD teacher slots 'branch:<name>': name -> converted HF checkpoint of a side "
+                                          "branch run (e.g. rlhf_from_sft: the RLHF recipe applied to the SFT checkpoint).")
     stages: dict[str, StageResources] = Field(default_factory=dict, description="Per-stage resources (keys: the stage plan; "
                                                                                "swe_rl_agentless / swe_rl_agentic for SWE).")
 
