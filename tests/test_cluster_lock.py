@@ -104,3 +104,19 @@ def test_container_files_consistent():
     sc = Path(sys.executable).parent / "shellcheck"
     p = subprocess.run([str(sc), str(PROJECT / "containers" / "build.sh")], capture_output=True, text=True)
     assert p.returncode == 0, p.stdout
+
+
+def test_cli_lock_with_fake_skopeo(lock_copy, tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from recipe.cli.cluster_cmd import app
+
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "skopeo").write_text(f"#!/usr/bin/env bash\necho '{DIGEST}'\n")
+    (bindir / "skopeo").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}:{__import__('os').environ['PATH']}")
+    r = CliRunner().invoke(app, ["lock", "--tool", "skopeo", "--lock-file", str(lock_copy), "--fingerprint", "fp9"])
+    assert r.exit_code == 0, r.output
+    lk = L.read_lock(lock_copy)
+    assert lk.digest == DIGEST and lk.resolved_by == "skopeo" and lk.container_fingerprint == "fp9"
