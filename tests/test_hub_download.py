@@ -160,3 +160,12 @@ def test_notebook_api_states_plainly_when_hub_unreachable(monkeypatch, tmp_path)
     line = hub_status_line(results)
     assert line.startswith("The Hugging Face Hub (http://127.0.0.1:9) cannot be reached") and "nothing was downloaded" in line
     assert list(summary_table(results)["downloaded"]) == [False, False, False]
+
+
+def test_offline_mode_is_reported_not_hidden(monkeypatch, tmp_path):
+    import huggingface_hub.constants as c
+
+    monkeypatch.setattr(c, "HF_HUB_OFFLINE", True)
+    with pytest.raises(HubUnreachableError, match="HF_HUB_OFFLINE is set"):
+        download_artifact(load_config("tiny").hub, "rl-data", local_dir=tmp_path / "x", progress=False)
+    assert not (tmp_path / "x").exists()

@@ -77,12 +77,6 @@ def download_artifact(
     if allow_unsafe:  # the user opted in: fetch the pickle/code files too (loading still refuses them by default)
         allow = allow + [p for p in UNSAFE_PATTERNS if p not in allow]
     target = Path(local_dir) if local_dir else default_local_dir(section, artifact)
-    target.mkdir(parents=True, exist_ok=True)
-    if len(requested) != 40:
-        log.warning("revision %r of %s is not a commit: the download is not pinned. Pin it with "
-                    "hub.<artifact>.revision=<resolved_commit from %s>", requested, artifact.repo_id,
-                    target / MANIFEST_NAME)
-
     api = HfApi(endpoint=endpoint)
     with hub_errors(artifact.repo_id, artifact.repo_type, endpoint, requested):
         info = api.repo_info(artifact.repo_id, repo_type=artifact.repo_type, revision=requested,
@@ -93,6 +87,10 @@ def download_artifact(
         if not wanted:
             raise HubError(f"no file of {artifact.repo_id}@{commit[:12]} matches {allow}: check the subsets "
                            f"(remote files: {sorted(remote)[:20]})")
+        if requested != commit:
+            log.warning("revision %r of %s is not a commit: this download is not pinned. Pin it with "
+                        "hub.%s.revision=%s", requested, artifact.repo_id, artifact_name.replace("-", "_"), commit)
+        target.mkdir(parents=True, exist_ok=True)
         snapshot_download(artifact.repo_id, repo_type=artifact.repo_type, revision=commit, local_dir=target,
                           allow_patterns=allow, ignore_patterns=ignore or None, endpoint=endpoint,
                           max_workers=section.max_workers,

@@ -40,13 +40,24 @@ def public_endpoint(endpoint: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
-def _is_transport_error(exc: BaseException) -> bool:
-    import httpx
+def _transport_error_types() -> tuple[type, ...]:
+    import socket
 
+    types: list[type] = [ConnectionError, TimeoutError, socket.gaierror]
+    for mod in ("httpx2", "httpx"):  # huggingface_hub 2.x uses httpx2; transformers/datasets may use httpx
+        try:
+            types.append(__import__(mod).TransportError)
+        except (ImportError, AttributeError):
+            pass
+    return tuple(types)
+
+
+def _is_transport_error(exc: BaseException) -> bool:
+    types = _transport_error_types()
     seen: set[int] = set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
-        if isinstance(exc, (httpx.TransportError, ConnectionError, TimeoutError)):
+        if isinstance(exc, types):
             return True
         exc = exc.__cause__ or exc.__context__
     return False

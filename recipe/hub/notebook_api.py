@@ -27,11 +27,11 @@ def download_released(profile: str = "tiny", artifacts=("released-model", "sft-d
         target = default_local_dir(section, art)
         try:
             manifest = download_artifact(section, name, progress=progress)
-            out[name] = {"ok": True, "dir": str(target), "manifest": manifest}
+            out[name] = {"ok": True, "unreachable": False, "dir": str(target), "manifest": manifest}
         except HubUnreachableError as e:
-            out[name] = {"ok": False, "dir": str(target), "reason": f"The Hugging Face Hub cannot be reached: {e}"}
+            out[name] = {"ok": False, "unreachable": True, "dir": str(target), "reason": str(e)}
         except HubError as e:
-            out[name] = {"ok": False, "dir": str(target), "reason": str(e)}
+            out[name] = {"ok": False, "unreachable": False, "dir": str(target), "reason": str(e)}
     return out
 
 
@@ -52,7 +52,7 @@ def hub_status_line(results: dict[str, dict[str, Any]]) -> str:
     failed = {k: v["reason"] for k, v in results.items() if not v["ok"]}
     if not failed:
         return f"All {len(results)} artifacts downloaded from {public_endpoint(current_endpoint())}."
-    if all("cannot be reached" in r for r in failed.values()):
+    if all(results[k]["unreachable"] for k in failed):
         return (f"The Hugging Face Hub ({public_endpoint(current_endpoint())}) cannot be reached from this machine: "
                 f"nothing was downloaded for {', '.join(failed)}. The cells below show only what is already on disk.")
     return "Some downloads failed: " + "; ".join(f"{k}: {v}" for k, v in failed.items())
