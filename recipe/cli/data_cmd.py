@@ -35,11 +35,9 @@ def curate(
     backend: Optional[str] = typer.Option(None, "--backend", help="inprocess or ray (default: data.backend)."),
 ) -> None:
     """Normalize, quarantine, decontaminate, deduplicate, split and write INPUTs to OUT."""
-    from rich.console import Console
     from recipe.data.curate import curate as run_curate
     from recipe.data.report import report_table
 
-    console = Console()
     try:
         data = _data_section(profile, list(set_))
         rep = run_curate(input, out, fmt=format, decontaminate_against=decontaminate_against, config=data,
@@ -47,11 +45,11 @@ def curate(
     except ValueError as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(2)
-    console.print(report_table(rep).to_string())
+    typer.echo(report_table(rep).to_string())
     if rep.quarantined:
-        console.print(f"[yellow]{rep.quarantined} rows quarantined[/] (reasons: {rep.quarantined_by_reason}); "
-                      f"see {out / 'quarantine.jsonl'}")
-    console.print(f"report: {out / 'report.json'}  card: {out / 'README.md'}  reconciles: {rep.reconciles}")
+        typer.echo(f"{rep.quarantined} rows quarantined (reasons: {rep.quarantined_by_reason}); "
+                   f"see {out / 'quarantine.jsonl'}")
+    typer.echo(f"report: {out / 'report.json'}  card: {out / 'README.md'}  reconciles: {rep.reconciles}")
 
 
 @app.command()
