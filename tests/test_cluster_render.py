@@ -279,7 +279,7 @@ def test_config_diff_against_release(cascade, tree):
 
 def test_gym_rows_are_checked_for_routable_agents(paper, tmp_path):
     run = RunDir(tmp_path / "rows")
-    data = run.path / "nemo_gym_data" / "if_rl"
+    data = run.path / "nemo_rl_data" / "if_rl"
     data.mkdir(parents=True)
     row = {"responses_create_params": {"input": [{"role": "user", "content": "Write 3 words."}]},
            "instruction_id_list": ["length_constraints:number_words"], "kwargs": [{"num_words": 3}]}

@@ -131,7 +131,7 @@ def render_stage(cfg, run: RunDir, stage: str, *, out: Optional[Path] = None, al
         snap_lock.write_text(lock_path.read_text())
     container = cl.container.sqsh or lock.pyxis_ref  # a .sqsh built from the locked digest (containers/README.md)
 
-    data_root = Path(cl.data_root) if cl.data_root else run.path / "nemo_gym_data"
+    data_root = Path(cl.data_root) if cl.data_root else run.path / "nemo_rl_data"
     mounts = [f"{run.path.parent}:{run.path.parent}", *cl.mounts]
     if cl.data_root:
         mounts.append(f"{cl.data_root}:{cl.data_root}")

@@ -93,10 +93,9 @@ class ClusterSection(_S):
                               "(Nano-3 RL: 00:03:40:00 under a 4 h limit = 20 min).")
     mounts: list[str] = Field(default_factory=list, description="Extra container mounts SRC:DST (pyxis syntax). "
                                                                "The run root and the code snapshot are added.")
-    runs_root: Optional[str] = Field(
-        None, description="Shared-filesystem directory holding runs/<id> (default: recipe.runs.layout.runs_root()).")
-    data_root: Optional[str] = Field(None, description="Shared directory of the NeMo-Gym JSONL files per stage "
-                                                       "(<data_root>/<stage>/{train,validation}.jsonl; default: <run>/nemo_gym_data).")
+    data_root: Optional[str] = Field(None, description="Shared directory of the JSONL files per stage: NeMo-Gym rows "
+                                                       "for RL stages, OpenAI-format chat rows for SFT "
+                                                       "(<data_root>/<stage>/{train,validation}.jsonl; default: <run>/nemo_rl_data).")
     hf_home: Optional[str] = Field(None, description="HF_HOME on the shared filesystem (model weights cache).")
     resume: str = Field("auto", description="auto: continue from the newest step_N of this stage; never: start in a "
                                             "fresh checkpoint dir; from_step=N: continue from step N (newer steps are "
