@@ -116,3 +116,18 @@ def test_unreadable_rows_raise_row_error_with_reason():
     with pytest.raises(RowError) as e:
         from_chat({"messages": []}, source_name="s")
     assert e.value.reason == "empty_messages"
+
+
+def test_genuine_fixture_files_curate_without_quarantine(shared_dir, tmp_path):
+    """The real rows read through the loaders (datasets, local files) are all accepted and reconcile."""
+    from recipe.data.curate import curate
+    real = shared_dir / "fixtures" / "real"
+    files = [real / "nemo_gym" / f for f in ("gym_instruction_following.jsonl", "gym_mcqa.jsonl", "gym_workplace_assistant.jsonl",
+                                             "gym_structured_outputs.jsonl", "gym_math_with_judge.jsonl", "gym_swe_agents.jsonl")]
+    files.append(real / "nemo_rl" / "nemo_rl_openai_chat_xtoken.jsonl")
+    rep = curate(files, tmp_path, decontaminate_against=[real / "ifeval" / "ifeval_input_data.jsonl"])
+    assert rep.quarantined == 0 and rep.reconciles and rep.rows_in == 3 * 5 + 1 + 5
+    assert {"instruction_following", "mcqa", "workplace_tools", "structured_output", "math", "swe", "chat"} <= set(rep.domains)
+    gym = [json.loads(l) for l in (tmp_path / "nemo_gym" / "train.jsonl").read_text().splitlines()]
+    originals = {json.dumps(json.loads(l), sort_keys=True) for f in files[:-1] for l in f.read_text().splitlines() if l.strip()}
+    assert gym and all(json.dumps(r, sort_keys=True) in originals for r in gym)  # written rows are the shipped rows
