@@ -303,3 +303,16 @@ def test_input_model_override_for_side_branch(paper, tmp_path):
     res = render_stage(paper, run, "rlhf", allow_unpinned=True, allow_dirty=True, input_model="/runs/main/01_sft/checkpoint")
     assert load_yaml(res.jobs[0].config_path)["policy"]["model_name"] == "/runs/main/01_sft/checkpoint"
     assert json.loads(res.provenance_path.read_text())["jobs"]["rlhf"]["input_model"] == "/runs/main/01_sft/checkpoint"
+
+
+def test_inferred_environments_only_warn_about_agent_names(paper, tmp_path):
+    run = RunDir(tmp_path / "rows-rlhf")
+    data = run.path / "nemo_rl_data" / "rlhf"
+    data.mkdir(parents=True)
+    row = {"responses_create_params": {"input": [{"role": "user", "content": "hi"}]},
+           "agent_ref": {"type": "responses_api_agents", "name": "genrm_simple_agent"}}
+    for split in ("train", "validation"):
+        (data / f"{split}.jsonl").write_text(json.dumps(row) + "\n")
+    res = render_stage(paper, run, "rlhf", allow_unpinned=True, allow_dirty=True)
+    header = res.jobs[0].config_path.read_text().split("defaults:")[0]
+    assert "DEVIATION" in header and "genrm_simple_agent" in header

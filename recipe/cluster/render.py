@@ -201,9 +201,11 @@ def render_stage(cfg, run: RunDir, stage: str, *, out: Optional[Path] = None, al
                 deviations.append(f"prompt_mask_max_reward={section.prompt_mask_max_reward}: NeMo-RL v0.7.0 has no "
                                   f"prompt-level max-reward loss mask; it must be applied Gym-side (not rendered)")
             expected_agents = {gym.agent_for(d, mopd=mopd, phase=phase) for d in section.domains}
+            strict = not gym.unverified(section.domains, phase)
             for split in ("train", "validation"):
                 if Path(dpaths[split]).is_file():
-                    agent_counts[split] = gym.check_rows(Path(dpaths[split]), expected_agents)
+                    agent_counts[split], row_warn = gym.check_rows(Path(dpaths[split]), expected_agents, strict=strict)
+                    deviations += row_warn
                 else:
                     deviations.append(f"{dpaths[split]} does not exist yet: its agent_ref names were not checked")
             if mopd:
