@@ -91,3 +91,12 @@ def test_notebook_api(tmp_path, monkeypatch, shared_dir):
     assert "policy.generation.top_p: 1.0 -> 0.95" in diff
     assert notebook_api.submit(res, submit=False) == [f"bash {res.jobs[0].launch_path}"]
     assert notebook_api.monitor("nb", "code_rl")["status"] == "pending"
+
+
+def test_render_out_dir_is_mounted(tmp_path, monkeypatch):
+    monkeypatch.setenv("RECIPE_RUNS_DIR", str(tmp_path / "runs"))
+    out = tmp_path / "elsewhere"
+    res = notebook_api.render_stage("o1", "if_rl", profile="paper", allow_unpinned=True, allow_dirty=True, out=out)
+    assert res.out_dir == out.resolve() and (out / "if_rl.yaml").is_file() and (out / "code").is_dir()
+    mounts = [ln for ln in (out / "if_rl.launch.sh").read_text().splitlines() if ln.startswith("export MOUNTS=")][0]
+    assert f"{out.resolve()}:{out.resolve()}" in mounts and f"{tmp_path / 'runs'}:{tmp_path / 'runs'}" in mounts
