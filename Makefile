@@ -21,12 +21,13 @@ $(STAMP): $(PY) pyproject.toml
 	$(PY) -m pip install -q -e ".[dev]"
 	@touch $(STAMP)
 
-# bubblewrap isolates model-written code (recipe/sandbox); it is a Debian package.
+# bubblewrap isolates model-written code (recipe/sandbox); g++ compiles C++ submissions and the sandbox's helper.
 system-deps:
-	@if ! command -v bwrap >/dev/null; then \
+	@missing=""; command -v bwrap >/dev/null || missing="$$missing bubblewrap"; command -v g++ >/dev/null || missing="$$missing g++"; \
+	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    (apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null) || echo "WARNING: could not install bubblewrap; the sandbox will refuse to run"; \
-	  else echo "WARNING: bubblewrap (bwrap) is missing; install it (e.g. sudo apt-get install bubblewrap) or the sandbox will refuse to run"; fi; \
+	    (apt-get update -qq && apt-get install -y -qq $$missing >/dev/null) || echo "WARNING: could not install$$missing; the sandbox will refuse to run"; \
+	  else echo "WARNING: missing$$missing; install with your package manager (e.g. sudo apt-get install$$missing) or the sandbox will refuse to run"; fi; \
 	fi
 
 setup: $(STAMP) system-deps

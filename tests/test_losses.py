@@ -110,3 +110,27 @@ def test_lr_schedules():
     sft = load_config("paper").sft
     assert lr_at(200, sft, 40000) == pytest.approx(5e-5)
     assert lr_at(40000, sft, 40000) == pytest.approx(5e-6)
+
+
+def test_masked_sequence_logprobs_match_full_computation():
+    """The response-only LM-head path gives the same log-probs and gradients as the full one."""
+    from transformers import NemotronHConfig, NemotronHForCausalLM
+
+    from recipe.train.rollout import sequence_logprobs
+    torch.manual_seed(0)
+    cfg = NemotronHConfig(vocab_size=50, hidden_size=32, hybrid_override_pattern="ME*", num_attention_heads=2,
+                          num_key_value_heads=1, head_dim=16, mamba_num_heads=4, mamba_head_dim=16, ssm_state_size=8,
+                          n_groups=1, n_routed_experts=4, num_experts_per_tok=2, moe_intermediate_size=16,
+                          moe_shared_expert_intermediate_size=16, use_mamba_kernels=False, chunk_size=8)
+    model = NemotronHForCausalLM(cfg)
+    ids = torch.randint(1, 50, (2, 7))
+    attn = torch.ones_like(ids)
+    mask = torch.tensor([[0, 0, 0, 1, 1, 1, 0], [0, 0, 1, 1, 1, 1, 1]], dtype=torch.float)
+    full = sequence_logprobs(model, ids, attn) * mask
+    part = sequence_logprobs(model, ids, attn, mask)
+    assert torch.allclose(full, part, atol=1e-5)
+    (part.sum()).backward()
+    g_part = model.lm_head.weight.grad.clone()
+    model.zero_grad()
+    (full.sum()).backward()
+    assert torch.allclose(g_part, model.lm_head.weight.grad, atol=1e-5)

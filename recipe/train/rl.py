@@ -69,7 +69,9 @@ def rl_step(ctx: StageContext, scfg: RLStageConfig, opt, step: int, teachers: di
     ro = generate(model, tok, texts, max_new_tokens=scfg.max_response_tokens, temperature=scfg.temperature,
                   top_p=scfg.top_p)
     t_gen = time.perf_counter() - t0
-    results = verify_batch(records, ro.texts)
+    v = ctx.cfg.verify
+    results = verify_batch(records, ro.texts, workers=v.workers, ray_address=v.ray_address,
+                           pool_threshold=v.pool_threshold, math_timeout_s=v.math_timeout_s)
     rewards_B = torch.tensor([r.score for r in results], dtype=torch.float32)
     if scfg.overlong_reward_zero:
         rewards_B = torch.where(ro.finished_B, rewards_B, torch.zeros_like(rewards_B))
@@ -110,7 +112,7 @@ def rl_step(ctx: StageContext, scfg: RLStageConfig, opt, step: int, teachers: di
         g["lr"] = lr
     estimator = get_estimator(scfg.advantage_estimator)
     model.train()
-    lp_BS = sequence_logprobs(model, ids, attn)
+    lp_BS = sequence_logprobs(model, ids, attn, m_BS)
     if scfg.advantage_estimator == "grpo":
         adv_BS = estimator.compute_advantage(AdvantageInputs(rewards_B=rewards_B[idx], group_ids_B=group_B[idx],
                                                              mask_BS=m_BS))
@@ -119,7 +121,7 @@ def rl_step(ctx: StageContext, scfg: RLStageConfig, opt, step: int, teachers: di
             if ref_model is None:
                 raise ValueError(f"{ctx.stage}: kl_coef={scfg.kl_coef} needs a reference model")
             with torch.no_grad():
-                ref_BS = sequence_logprobs(ref_model, ids, attn)
+                ref_BS = sequence_logprobs(ref_model, ids, attn, m_BS)
         loss, lm = grpo_loss(lp_BS, adv_BS, m_BS, ref_logprobs_BS=ref_BS, kl_coef=scfg.kl_coef)
     else:
         assert isinstance(scfg, MOPDConfig)
@@ -128,7 +130,7 @@ def rl_step(ctx: StageContext, scfg: RLStageConfig, opt, step: int, teachers: di
         with torch.no_grad():
             for d in sorted(set(doms)):
                 rows = torch.tensor([j for j, x in enumerate(doms) if x == d])
-                teacher_BS[rows] = sequence_logprobs(teachers[d], ids[rows], attn[rows])
+                teacher_BS[rows] = sequence_logprobs(teachers[d], ids[rows], attn[rows], m_BS[rows])
         adv_BS = estimator.compute_advantage(AdvantageInputs(rewards_B=None, group_ids_B=None, mask_BS=m_BS,
                                                              train_logprobs_BS=lp_BS, teacher_logprobs_BS=teacher_BS))
         loss, lm = mopd_loss(lp_BS, inf_BS, adv_BS, m_BS, low=scfg.importance_mask_low,

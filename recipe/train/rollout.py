@@ -88,8 +88,20 @@ def answer_part(text: str) -> str:
     return text.split(THINK_CLOSE)[-1]
 
 
-def sequence_logprobs(model, input_ids_BS, attention_mask_BS) -> torch.Tensor:
-    """log p(token_t | tokens_<t) for t >= 1, returned aligned to positions ([B, S], position 0 = 0)."""
-    logits = model(input_ids=input_ids_BS, attention_mask=attention_mask_BS, use_cache=False).logits
-    lp = torch.log_softmax(logits[:, :-1].float(), -1).gather(-1, input_ids_BS[:, 1:].unsqueeze(-1)).squeeze(-1)
-    return torch.cat([torch.zeros_like(lp[:, :1]), lp], 1)
+def sequence_logprobs(model, input_ids_BS, attention_mask_BS, mask_BS=None) -> torch.Tensor:
+    """log p(token_t | tokens_<t), aligned to positions ([B, S], position 0 = 0).
+
+    With ``mask_BS`` only masked positions are computed (the LM head and softmax run on response tokens only,
+    the bulk of the cost for a tiny model with long prompts); other positions are 0.
+    """
+    if mask_BS is None:
+        logits = model(input_ids=input_ids_BS, attention_mask=attention_mask_BS, use_cache=False).logits
+        lp = torch.log_softmax(logits[:, :-1].float(), -1).gather(-1, input_ids_BS[:, 1:].unsqueeze(-1)).squeeze(-1)
+        return torch.cat([torch.zeros_like(lp[:, :1]), lp], 1)
+    hidden_BSH = model.model(input_ids=input_ids_BS, attention_mask=attention_mask_BS, use_cache=False)[0]
+    sel = mask_BS[:, 1:].bool()
+    logits_NV = model.lm_head(hidden_BSH[:, :-1][sel]).float()
+    lp_N = torch.log_softmax(logits_NV, -1).gather(-1, input_ids_BS[:, 1:][sel].unsqueeze(-1)).squeeze(-1)
+    out = torch.zeros(input_ids_BS.shape, dtype=lp_N.dtype)
+    out[:, 1:][sel] = lp_N
+    return out

@@ -15,7 +15,6 @@ import torch
 from recipe.config.stages import SFTConfig
 from recipe.domains import to_sft_messages
 from recipe.train.context import StageContext
-from recipe.train.losses import sft_loss
 from recipe.train.progress import progress_bar
 from recipe.train.rollout import render_prompt, sequence_logprobs
 from recipe.train.schedule import lr_at
@@ -73,13 +72,23 @@ def train_sft(ctx: StageContext, scfg: SFTConfig) -> dict:
         t0 = time.perf_counter()
         rng = random.Random(step_seed(ctx.seed, ctx.stage, step))
         batch = [data.get(rng.randrange(len(records)), rng.random() < p_think) for _ in range(scfg.global_batch)]
-        ids, attn, mask = data.collate(batch, tok.pad_token_id)
         lr = lr_at(step, scfg, total)
         for g in opt.param_groups:
             g["lr"] = lr
-        lp = sequence_logprobs(model, ids, attn)
-        loss, m = sft_loss(lp, mask)
-        loss.backward()
+        # Two length-sorted micro-batches cut padding (long tool prompts beside short math ones); the loss is
+        # still the token mean over the whole batch, so the gradient equals one full-batch step.
+        batch.sort(key=lambda pa: len(pa[0]) + len(pa[1]))
+        n_tokens = sum(min(len(a), max(0, scfg.max_seq_len - len(p))) for p, a in batch)
+        loss_sum = 0.0
+        for chunk in (batch[: len(batch) // 2], batch[len(batch) // 2:]):
+            if not chunk:
+                continue
+            ids, attn, mask = data.collate(chunk, tok.pad_token_id)
+            lp = sequence_logprobs(model, ids, attn, mask)
+            part = -(lp * mask).sum() / max(1, n_tokens)
+            part.backward()
+            loss_sum += part.item()
+        m = {"loss": loss_sum, "tokens": n_tokens}
         gn = torch.nn.utils.clip_grad_norm_(model.parameters(), scfg.grad_clip)
         opt.step()
         opt.zero_grad(set_to_none=True)

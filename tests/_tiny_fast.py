@@ -1,0 +1,12 @@
+"""A reduced-step tiny profile for end-to-end tests (seconds, not minutes). Shrunken settings, each on purpose:
+few items per domain, a few steps per stage, small rollout batches, short generations."""
+FAST = [
+    "domains.tiny.train_items=200", "domains.tiny.val_items=16", "model.tokenizer.corpus_examples=400",
+    "sft.steps=30", "sft.global_batch=16", "sft.warmup_steps=5", "sft.save_every=10",
+    "if_rl.steps=4", "if_rl.prompts_per_step=4", "if_rl.generations_per_prompt=4", "if_rl.save_every=2",
+    "if_rl.max_response_tokens=16",
+    "multi_domain_rl.steps=3", "multi_domain_rl.prompts_per_step=4", "multi_domain_rl.generations_per_prompt=4",
+    "multi_domain_rl.max_response_tokens=16",
+    "mopd.steps=3", "mopd.prompts_per_step=8", "mopd.warmup_steps=1", "mopd.max_response_tokens=16",
+    "evaluation.max_new_tokens=16",
+]
