@@ -12,9 +12,11 @@ files, git blob sha1 otherwise). Identical -> nothing is written. Different -> r
 nothing anywhere and lists each file, its size and destination (and the remote state when reachable).
 After a successful upload ``<stage_dir>/publish.json`` records repo, branch and commit.
 
-Datasets: a curated folder (``*.jsonl``/``*.parquet`` + ``report.json``) with its data card (from
-``data_cards/``, the data-curation part's output) goes to a dataset repo with the same rules; a card
-without ``configs:`` gets them derived from the folder layout so ``load_dataset`` reads it.
+Datasets: a curated folder (``recipe data curate --out DIR``: ``README.md`` card, ``report.json``, JSONL)
+with its data card (``DIR/README.md``, else ``data_cards/<DIR name>.md``) goes to a dataset repo with the
+same rules. Only the files the card's ``configs`` declare are published, plus ``report.json`` (never
+``quarantine.jsonl``/``dropped.jsonl``); a card without ``configs:`` gets them derived from the folder
+layout so ``load_dataset`` reads it.
 
 Tokens: never passed, read or stored here (``huggingface_hub`` reads ``HF_TOKEN`` / the login file).
 Requires ``HF_HUB_DISABLE_XET=1`` against servers without Xet (tests). Not covered: pull requests,
@@ -147,6 +149,7 @@ def stage_items(run, stage: str, repo_id: str, *, license: str, base_model: str 
 
 # ---- datasets ------------------------------------------------------------------------------------
 DATA_SUFFIXES = (".jsonl", ".json", ".parquet", ".md", ".csv")
+CURATION_SIDE_FILES = {"quarantine.jsonl", "dropped.jsonl"}  # rejected / contaminated rows (recipe data curate)
 
 
 def find_data_card(data_dir: Path, card: Path | None = None, cards_dir: Path = Path("data_cards")) -> Path:
@@ -167,34 +170,54 @@ def _configs_from_layout(data_dir: Path) -> list[dict]:
                 configs.append({"config_name": sub.name, "data_files": [{"split": "train", "path": f"{sub.name}/*.{ext}"}]})
                 break
     for f in sorted(data_dir.glob("*.jsonl")) + sorted(data_dir.glob("*.parquet")):
+        if f.name in CURATION_SIDE_FILES:
+            continue
         configs.append({"config_name": f.stem, "data_files": [{"split": "train", "path": f.name}]})
     return configs
 
 
-def dataset_card_text(card_path: Path, data_dir: Path) -> str:
-    text = card_path.read_text()
-    meta, body = {}, text
+def _split_card(text: str) -> tuple[dict, str]:
     if text.startswith("---\n") and "\n---" in text[4:]:
         head, _, body = text[4:].partition("\n---")
-        meta = yaml.safe_load(head) or {}
-        body = body.lstrip("-").lstrip("\n")
+        return yaml.safe_load(head) or {}, body.lstrip("-").lstrip("\n")
+    return {}, text
+
+
+def dataset_card_text(card_path: Path, data_dir: Path) -> tuple[str, list[str]]:
+    """(card text with ``configs`` -- derived from the layout when the card has none --, its data_files globs)."""
+    meta, body = _split_card(card_path.read_text())
     if not meta.get("configs"):
         meta["configs"] = _configs_from_layout(data_dir)
-    return "---\n" + yaml.safe_dump(meta, sort_keys=False, allow_unicode=True) + "---\n" + body
+    globs = []
+    for c in meta["configs"]:
+        files = c.get("data_files") or []
+        for f in files if isinstance(files, list) else [files]:
+            paths = f.get("path") if isinstance(f, dict) else f
+            globs += paths if isinstance(paths, list) else [paths]
+    return "---\n" + yaml.safe_dump(meta, sort_keys=False, allow_unicode=True) + "---\n" + body, globs
 
 
 def dataset_items(data_dir: Path, card: Path | None = None, cards_dir: Path = Path("data_cards")) -> list[UploadItem]:
+    """The card's declared data files (``configs.data_files``), ``report.json`` and the card itself.
+
+    Anything the card does not declare -- e.g. ``quarantine.jsonl`` and ``dropped.jsonl`` of
+    ``recipe data curate``, which hold rejected and benchmark-contaminated rows -- is not published.
+    """
     if not data_dir.is_dir():
         raise HubError(f"{data_dir}: not a directory of curated data (`recipe data curate --out DIR`)")
     _refuse_unsafe(data_dir, "the dataset folder")
     card_path = find_data_card(data_dir, card, cards_dir)
-    files = sorted(p for p in data_dir.rglob("*") if p.is_file() and p.suffix in DATA_SUFFIXES
-                   and not any(part.startswith(".") for part in p.relative_to(data_dir).parts)
-                   and str(p.relative_to(data_dir)) != "README.md")
-    if not any(p.suffix in (".jsonl", ".parquet") for p in files):
-        raise HubError(f"{data_dir}: no *.jsonl or *.parquet data files to publish")
+    text, globs = dataset_card_text(card_path, data_dir)
+    files = sorted({p for g in globs for p in data_dir.glob(g) if p.is_file() and p.suffix in DATA_SUFFIXES})
+    missing = [g for g in globs if not any(data_dir.glob(g))]
+    if missing:
+        raise HubError(f"{card_path}: configs declare data files {missing} that are not in {data_dir}")
+    if not files:
+        raise HubError(f"{data_dir}: no data files to publish (the card declares {globs or 'no configs'})")
+    if (data_dir / "report.json").is_file():
+        files.append(data_dir / "report.json")
     items = [UploadItem.from_file(p, str(p.relative_to(data_dir))) for p in files]
-    return items + [UploadItem.from_bytes(dataset_card_text(card_path, data_dir).encode(), "README.md")]
+    return items + [UploadItem.from_bytes(text.encode(), "README.md")]
 
 
 # ---- remote comparison and upload ----------------------------------------------------------------
