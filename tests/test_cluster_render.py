@@ -136,7 +136,7 @@ def test_paper_values_land_in_the_right_keys(cascade, tree):
     assert get_path(m, "grpo.async_grpo.enabled") is True
     assert get_path(m, "grpo.max_num_steps") == 52
     assert get_path(m, "on_policy_distillation.enabled") is True
-    assert get_path(m, "cluster.num_nodes") == 16
+    assert get_path(m, "cluster.num_nodes") == 13 + 4   # + one node per distinct teacher checkpoint
 
     rlhf = _cfg(r, "rlhf", tree)
     assert get_path(rlhf, "loss_fn.reference_policy_kl_penalty") == 0.03
@@ -316,3 +316,36 @@ def test_inferred_environments_only_warn_about_agent_names(paper, tmp_path):
     res = render_stage(paper, run, "rlhf", allow_unpinned=True, allow_dirty=True)
     header = res.jobs[0].config_path.read_text().split("defaults:")[0]
     assert "DEVIATION" in header and "genrm_simple_agent" in header
+
+
+@pytest.mark.parametrize("override,message", [
+    ("cluster.stages.if_rl.nodes=3", "not divisible by TP2·PP2·CP4"),
+    ("cluster.stages.if_rl.nodes=6", "train_global_batch_size 2048 is not divisible by data-parallel size 3"),
+    ("if_rl.max_response_tokens=49150", "49150 is not divisible by 16"),
+])
+def test_bad_layouts_are_refused(tmp_path, override, message):
+    cfg = load_config("paper", overrides=[override])
+    with pytest.raises(ValueError, match=message):
+        render_stage(cfg, RunDir(tmp_path / "bad"), "if_rl", allow_unpinned=True, allow_dirty=True)
+
+
+def test_mopd_nodes_add_one_per_distinct_teacher(cascade):
+    run, r = cascade
+    job = r["mopd"].jobs[0]
+    n_teachers = len(set(load_yaml(job.config_path)["on_policy_distillation"]["teacher_model_by_agent_name"].values()))
+    assert n_teachers == 4          # SFT, IF-RL (IF), MD-RL (mcqa, tools, JSON), RLHF branch
+    assert job.overrides["cluster.num_nodes"] == 13 + 4
+    assert "--nodes=17" in job.launch_path.read_text()
+    prov = json.loads(r["mopd"].provenance_path.read_text())["jobs"]["mopd"]
+    assert prov["nodes"] == 17 and prov["teacher_nodes"] == 4
+
+
+def test_bad_mopd_layout_refused(tmp_path):
+    cfg = load_config("paper", overrides=OVERRIDES + ["cluster.stages.mopd.nodes=6"])   # 6 - 5 generation = 1 node
+    run = RunDir(tmp_path / "m")
+    for s in ("sft", "if_rl", "multi_domain_rl"):
+        run.write_manifest(s, {"status": "done"})
+    from recipe.pipeline.teachers import record_scores
+    record_scores(run, "if_rl", {d: 0.5 for d in ("instruction_following", "mcqa", "workplace_tools", "structured_output")})
+    with pytest.raises(ValueError, match="8 policy GPUs are not divisible by TP2·PP2·CP4"):
+        render_stage(cfg, run, "mopd", allow_unpinned=True, allow_dirty=True)

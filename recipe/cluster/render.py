@@ -24,7 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Optional
 
-from recipe.cluster import gym, keymap, provenance, sbatch
+from recipe.cluster import gym, keymap, provenance, sbatch, validate
 from recipe.cluster.lock import read_lock, require_pinned
 from recipe.cluster.nrl_yaml import dump_yaml
 from recipe.cluster.release import BASE_CONFIGS, CONTAINER_SOURCE_DIR, ENTRY_POINTS, RELEASE_TAG, stage_kind
@@ -214,12 +214,17 @@ def render_stage(cfg, run: RunDir, stage: str, *, out: Optional[Path] = None, al
                 opd["teacher_model_by_agent_name"] = tmap
                 opd["default_teacher_alias"] = gym.agent_for(section.domains[0], mopd=True)
                 job_prov["teachers"] = tprov
-                n_teachers = len(set(tmap.values()))
-                need = (res.generation_nodes or 0) + n_teachers * res.teachers.nodes_per_teacher
-                if need >= res.nodes:
-                    raise ValueError(f"cluster.stages.mopd: {res.nodes} nodes cannot hold {res.generation_nodes or 0} "
-                                     f"generation nodes + {n_teachers} teachers x {res.teachers.nodes_per_teacher} "
-                                     f"node(s) and still leave policy nodes; raise nodes")
+        # MOPD: `nodes` counts policy + generation nodes; NeMo-RL carves the teachers out of cluster.num_nodes, so
+        # one teacher node group per distinct teacher checkpoint is added (paper: 13 + 3 = 16, NEMO_RL.md §5).
+        n_teacher_nodes = 0
+        if kind == "mopd":
+            n_teacher_nodes = len(set(nested["on_policy_distillation"]["teacher_model_by_agent_name"].values())) \
+                * res.teachers.nodes_per_teacher
+            nested["cluster"]["num_nodes"] = flat["cluster.num_nodes"] = res.nodes + n_teacher_nodes
+        total_nodes = res.nodes + n_teacher_nodes
+        shape = validate.shape_problems(flat, res, policy_nodes=res.nodes - (res.generation_nodes or 0))
+        if shape:
+            raise ValueError(f"cluster.stages.{res_key}: " + "; ".join(shape))
         base = BASE_CONFIGS[kind]  # type: ignore[index]
         header = [f"NeMo-RL {RELEASE_TAG} config for run {run.run_id}, {job_name} ({kind}); rendered by "
                   f"`recipe cluster render` — do not edit, re-render.",
@@ -236,7 +241,7 @@ def render_stage(cfg, run: RunDir, stage: str, *, out: Optional[Path] = None, al
             input_revision=input_revision, max_steps=steps))
         env = {"HF_HOME": cl.hf_home} if cl.hf_home else {}
         spec = sbatch.LaunchSpec(
-            job_name=f"recipe-{run.run_id}-{job_name}", nodes=res.nodes, gpus_per_node=res.gpus_per_node,
+            job_name=f"recipe-{run.run_id}-{job_name}", nodes=total_nodes, gpus_per_node=res.gpus_per_node,
             time_limit=time_limit, account=cl.account, partition=cl.partition, container=container,
             mounts=mounts, snapshot_dir=str(snapshot), lock_file=str(snap_lock), entry_point=ENTRY_POINTS[kind],  # type: ignore[index]
             config_path=str(cfg_path), log_dir=str(nemo_dir / "slurm_logs"), convert_script=str(convert_path),
@@ -257,7 +262,7 @@ def render_stage(cfg, run: RunDir, stage: str, *, out: Optional[Path] = None, al
                                                                    "moved_aside": plan.moved_aside},
             "hf_checkpoint": str(hf_out), "data": {**provenance.data_revisions(data_dir), "agents": agent_counts},
             "deviations": deviations,
-            "nodes": res.nodes, "gpus_per_node": res.gpus_per_node, "time_limit": time_limit,
+            "nodes": total_nodes, "teacher_nodes": n_teacher_nodes, "gpus_per_node": res.gpus_per_node, "time_limit": time_limit,
         }
         input_model, input_revision = str(hf_out), None  # SWE agentic continues from agentless
 

@@ -118,3 +118,31 @@ def check_render(jobs, tree: ReleaseTree) -> list[str]:
             continue
         problems += [f"{job.name}: {m}" for m in value_mismatches(cfg, job.overrides)]
     return problems
+
+
+def shape_problems(flat: dict[str, Any], res, *, policy_nodes: int) -> list[str]:
+    """Static layout checks NeMo-RL/Megatron would otherwise fail at start-up on a GPU cluster [Megatron rules]:
+    policy GPUs divisible by TP·PP·CP (data parallel size DP), experts by EP, the global batch by DP, sequence
+    lengths by ``make_sequence_length_divisible_by``, vLLM TP within a node."""
+    p = res.parallelism
+    out = []
+    gpus = policy_nodes * res.gpus_per_node
+    model_par = p.tensor * p.pipeline * p.context
+    if policy_nodes < 1:
+        return [f"no policy nodes left ({res.nodes} nodes minus generation/teacher nodes)"]
+    if gpus % model_par:
+        out.append(f"{gpus} policy GPUs are not divisible by TP{p.tensor}·PP{p.pipeline}·CP{p.context} = {model_par}")
+        return out
+    dp = gpus // model_par
+    if (gpus // p.pipeline) % p.expert:
+        out.append(f"EP{p.expert} does not divide the {gpus // p.pipeline} GPUs of a pipeline stage")
+    gbs = flat.get("policy.train_global_batch_size")
+    if isinstance(gbs, int) and gbs % dp:
+        out.append(f"policy.train_global_batch_size {gbs} is not divisible by data-parallel size {dp}")
+    div = flat.get("policy.make_sequence_length_divisible_by")
+    seq = flat.get("policy.max_total_sequence_length")
+    if isinstance(div, int) and isinstance(seq, int) and seq % div:
+        out.append(f"policy.max_total_sequence_length {seq} is not divisible by {div} (2·TP·CP)")
+    if p.vllm_tensor > res.gpus_per_node:
+        out.append(f"vLLM TP{p.vllm_tensor} exceeds {res.gpus_per_node} GPUs per node")
+    return out

@@ -65,7 +65,8 @@ class TeacherResources(_S):
 
 
 class StageResources(_S):
-    nodes: int = Field(ge=1, description="Slurm nodes for the whole job (policy + generation + teachers).")
+    nodes: int = Field(ge=1, description="Slurm nodes for policy + generation. MOPD adds teachers.nodes_per_teacher "
+                                         "nodes per distinct teacher checkpoint on top (NeMo-RL carves them out).")
     gpus_per_node: int = Field(8, ge=1)
     time_limit: Optional[str] = Field(None, description="Slurm --time for this stage (default: cluster.time_limit).")
     parallelism: Parallelism = Field(default_factory=Parallelism)
