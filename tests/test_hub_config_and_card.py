@@ -41,6 +41,19 @@ def test_every_hub_key_reaches_the_code(tmp_path):
         cfg.hub.artifact("model")
 
 
+@pytest.mark.parametrize("profile", ["tiny", "paper"])
+def test_dataset_revisions_come_from_the_data_section(profile):
+    from recipe.hub.download import configured_revision
+
+    cfg = load_config(profile)
+    assert cfg.hub.sft_data.revision is None and cfg.hub.rl_data.revision is None  # one place per value
+    assert configured_revision(cfg, "sft-data") == (cfg.data.sft_data.revision or "main")
+    assert configured_revision(cfg, "rl-data") == (cfg.data.rl_data.revision or "main")
+    assert configured_revision(cfg, "released-model") == cfg.hub.released_model.revision
+    over = load_config(profile, overrides=["hub.rl_data.revision=v1.0"])
+    assert configured_revision(over, "rl-data") == "v1.0"
+
+
 def _run(tmp_path, profile: str) -> RunDir:
     run = RunDir(tmp_path / "r")
     cfg = load_config(profile)

@@ -137,7 +137,7 @@ def test_missing_repo_gated_and_offline_errors(hub, section, tmp_path, monkeypat
 def test_cli_honours_hf_endpoint(hub, tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
     env.update(HF_ENDPOINT=hub.endpoint, HF_HUB_DISABLE_XET="1", HF_HOME=str(tmp_path / "hf"))
-    out = subprocess.run([*RECIPE, "hub", "download", "rl-data", "--subset", "IF-RL",
+    out = subprocess.run([*RECIPE, "hub", "download", "rl-data", "--subset", "IF-RL", "--revision", "main",
                           "--local-dir", str(tmp_path / "cli"), "--json"], cwd=PROJECT, env=env,
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr

@@ -51,12 +51,14 @@ def test_fake_token_never_written(tmp_path, monkeypatch):
 
         logs = []
         for args in (["hub", "publish", "--run-id", "secret-run", "--stage", "sft", "--repo", "me/secret-run"],
-                     ["hub", "download", "rl-data", "--subset", "IF-RL"]):
+                     ["hub", "download", "rl-data", "--subset", "IF-RL", "--set", "hub.rl_data.revision=main"]):
             out = subprocess.run([*RECIPE, *args], cwd=work, capture_output=True, text=True, timeout=180)
             assert out.returncode == 0, out.stderr
             logs += [out.stdout, out.stderr]
         papermill.execute_notebook(str(PROJECT / "notebooks" / "05_hub_download.ipynb"), str(work / "05_out.ipynb"),
-                                   parameters={"profile": "tiny", "rows_per_config": 2}, cwd=str(work),
+                                   parameters={"profile": "tiny", "rows_per_config": 2,
+                                               # the fake releases have no commit matching the data.yaml pins
+                                               "overrides": ["hub.sft_data.revision=main", "hub.rl_data.revision=main"]}, cwd=str(work),
                                    kernel_name="python3", progress_bar=False)
         snapshot_download("me/secret-run", revision="sft", local_dir=work / "published", endpoint=hub.endpoint,
                           token=FAKE_TOKEN)

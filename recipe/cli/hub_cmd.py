@@ -25,11 +25,11 @@ def _fail(msg: str, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
-def _hub_section(profile: str, overrides: list[str]):
+def _config(profile: str, overrides: list[str]):
     from recipe.config import ConfigError, load_config
 
     try:
-        return load_config(profile, overrides=overrides).hub
+        return load_config(profile, overrides=overrides)
     except ConfigError as e:
         _fail(str(e))
 
@@ -47,7 +47,8 @@ def download(
     artifact: str = typer.Argument(..., help="released-model | sft-data | rl-data"),
     subset: List[str] = typer.Option([], "--subset", help="Subset (data config, or model 'config'/'weights'); "
                                                           "repeatable. Default: hub.<artifact>.default_subsets."),
-    revision: Optional[str] = typer.Option(None, help="Branch, tag or commit (default: the pinned hub.<artifact>.revision)."),
+    revision: Optional[str] = typer.Option(None, help="Branch, tag or commit (default: hub.<artifact>.revision, "
+                                                      "else the data section's pin, else main)."),
     local_dir: Optional[Path] = typer.Option(None, help="Target folder (default: <hub.download_dir>/<ORG>/<NAME>)."),
     profile: str = typer.Option("tiny", help="Profile whose hub section to use (tiny|paper|path)."),
     set_: List[str] = typer.Option([], "--set", "-s", help="Config override key=value, e.g. hub.rl_data.revision=SHA."),
@@ -56,14 +57,16 @@ def download(
     as_json: bool = typer.Option(False, "--json", help="Print the download manifest as JSON on stdout."),
 ) -> None:
     """Download a released artifact with snapshot_download; write download_manifest.json beside it."""
-    from recipe.hub.download import MANIFEST_NAME, download_artifact
+    from recipe.hub.download import MANIFEST_NAME, configured_revision, download_artifact
     from recipe.hub.errors import HubError, HubUnreachableError
 
     if artifact not in ARTIFACTS:
         _fail(f"unknown artifact {artifact!r}: choose one of {', '.join(ARTIFACTS)}")
-    section = _hub_section(profile, set_)
+    cfg = _config(profile, set_)
+    section = cfg.hub
     try:
-        manifest = download_artifact(section, artifact, subsets=subset or None, revision=revision,
+        manifest = download_artifact(section, artifact, subsets=subset or None,
+                                     revision=revision or configured_revision(cfg, artifact),
                                      local_dir=local_dir, allow_unsafe=allow_unsafe_files)
     except HubUnreachableError as e:
         _fail(str(e), 3)
@@ -77,8 +80,9 @@ def download(
                   f"(requested {manifest['requested_revision']!r}) subsets={manifest['subsets']}: "
                   f"{len(manifest['files'])} files, {_size(manifest['total_bytes'])} -> {target}")
     if not manifest["pinned"]:
-        console.print(f"[yellow]not pinned:[/] set hub.{artifact.replace('-', '_')}.revision="
-                      f"{manifest['resolved_commit']} to pin this download")
+        key = artifact.replace('-', '_')
+        where = f"data.{key}.revision" if manifest["repo_type"] == "dataset" else f"hub.{key}.revision"
+        console.print(f"[yellow]not pinned:[/] set {where}={manifest['resolved_commit']} to pin this download")
     console.print(f"manifest: {target / MANIFEST_NAME}")
 
 

@@ -3,8 +3,11 @@
 Repo ids, licenses and data configs come from RECIPE.md §1 and §7 (the released model card and the two
 data cards). Revisions: a 40-hex commit pins exactly; a branch name (``main``) is accepted but is not a
 pin -- `recipe hub download` then records the commit it resolved to in its manifest and warns, so the
-value can be pinned afterwards (``hub.rl_data.revision=<sha>``). The commits of NVIDIA's releases could
-not be looked up from the machine this was written on (no Hub access), so the profiles say ``main``.
+value can be pinned afterwards (``hub.released_model.revision=<sha>``). For the two datasets the
+revision is ``null`` here: the pin lives once, in the ``data`` section (``data.sft_data.revision``,
+``data.rl_data.revision``, used by data curation too); see ``recipe.hub.download.configured_revision``.
+The model's commit could not be looked up from the machine this was written on (no Hub access), so
+the profiles say ``main`` for it.
 
 Unsafe files (pickle weights, repository code) are never downloaded unless the user opts in
 (`recipe hub download --allow-unsafe-files`); see ``recipe/hub/safe_load.py``.
@@ -31,7 +34,9 @@ class HubArtifact(_Section):
 
     repo_id: str = Field(description="Hub repo id, ORG/NAME.", pattern=r"^[\w.-]+/[\w.-]+$")
     repo_type: Literal["model", "dataset"]
-    revision: str = Field(description="Branch, tag or 40-hex commit downloaded by default (see module docstring).")
+    revision: Optional[str] = Field(
+        None, description="Branch, tag or 40-hex commit downloaded by default (see module docstring). null for a "
+                          "dataset: use the pin of the same repo in the `data` section (one place per value).")
     license: str = Field(description="License of the release as its card states it (RECIPE.md §1/§7).")
     always: list[str] = Field(default_factory=lambda: ["README.md"],
                               description="allow_patterns fetched whatever subsets are chosen (cards, configs).")
@@ -42,7 +47,7 @@ class HubArtifact(_Section):
 
     @property
     def pinned(self) -> bool:
-        return bool(_SHA_RE.match(self.revision))
+        return bool(self.revision and _SHA_RE.match(self.revision))
 
     @model_validator(mode="after")
     def _defaults_exist(self) -> "HubArtifact":
@@ -73,13 +78,13 @@ def _default_artifacts() -> dict:
                                                                                "*.safetensors.index.json"]},
             default_subsets=["config"]),
         "sft_data": HubArtifact(
-            repo_id="nvidia/Nemotron-Cascade-2-SFT-Data", repo_type="dataset", revision="main",
+            repo_id="nvidia/Nemotron-Cascade-2-SFT-Data", repo_type="dataset", revision=None,
             license="NVIDIA Open Model License",
             subsets={c: [f"{c}/*"] for c in ("math", "science", "chat", "instruction_following", "safety",
                                              "conversational_agent", "swe", "terminal_agent")},
             default_subsets=["safety"]),
         "rl_data": HubArtifact(
-            repo_id="nvidia/Nemotron-Cascade-2-RL-data", repo_type="dataset", revision="main",
+            repo_id="nvidia/Nemotron-Cascade-2-RL-data", repo_type="dataset", revision=None,
             license="ODC-By-1.0",
             subsets={c: [f"{c}/*"] for c in ("IF-RL", "multi-domain-RL", "MOPD", "SWE-RL")},
             default_subsets=None),

@@ -25,7 +25,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from recipe.config.hub_section import HubArtifact, HubSection
+from recipe.config.hub_section import ARTIFACT_CLI_NAMES, HubArtifact, HubSection
 from recipe.hub.errors import HubError, current_endpoint, hub_errors, public_endpoint
 from recipe.hub.hashing import sha256_file
 
@@ -34,6 +34,19 @@ log = logging.getLogger(__name__)
 MANIFEST_NAME = "download_manifest.json"
 UNSAFE_PATTERNS = ["*.bin", "*.pt", "*.pth", "*.pkl", "*.pickle", "*.ckpt", "*.joblib", "*.npy", "*.npz",
                    "*.py", "*.pyc", "*.so", "*.sh"]
+
+
+def configured_revision(cfg, artifact_name: str) -> str:
+    """The revision a download uses by default: ``hub.<artifact>.revision``, else the ``data`` section's pin of
+    the same repo (datasets: one place per value), else ``main`` (unpinned: the download warns)."""
+    art = cfg.hub.artifact(artifact_name)
+    if art.revision:
+        return art.revision
+    key = ARTIFACT_CLI_NAMES.get(artifact_name, artifact_name)
+    rel = getattr(getattr(cfg, "data", None), key, None)
+    if rel is not None and getattr(rel, "repo_id", None) == art.repo_id and getattr(rel, "revision", None):
+        return rel.revision
+    return "main"
 
 
 def default_local_dir(section: HubSection, artifact: HubArtifact) -> Path:
@@ -66,12 +79,15 @@ def download_artifact(
     allow_unsafe: bool = False,
     progress: bool = True,
 ) -> dict[str, Any]:
-    """Download one released artifact; returns (and writes) its download manifest."""
+    """Download one released artifact; returns (and writes) its download manifest.
+
+    ``revision`` defaults to ``hub.<artifact>.revision`` (callers holding the whole config pass
+    ``configured_revision(cfg, name)`` so the data section's dataset pins apply)."""
     from huggingface_hub import HfApi, __version__ as hub_version, snapshot_download
 
     artifact = section.artifact(artifact_name)
     endpoint = current_endpoint(endpoint)
-    requested = revision or artifact.revision
+    requested = revision or artifact.revision or "main"
     chosen, allow = resolve_patterns(artifact, subsets)
     ignore = [] if allow_unsafe else UNSAFE_PATTERNS
     if allow_unsafe:  # the user opted in: fetch the pickle/code files too (loading still refuses them by default)
@@ -88,8 +104,10 @@ def download_artifact(
             raise HubError(f"no file of {artifact.repo_id}@{commit[:12]} matches {allow}: check the subsets "
                            f"(remote files: {sorted(remote)[:20]})")
         if requested != commit:
-            log.warning("revision %r of %s is not a commit: this download is not pinned. Pin it with "
-                        "hub.%s.revision=%s", requested, artifact.repo_id, artifact_name.replace("-", "_"), commit)
+            key = ARTIFACT_CLI_NAMES.get(artifact_name, artifact_name)
+            where = f"data.{key}.revision" if artifact.repo_type == "dataset" else f"hub.{key}.revision"
+            log.warning("revision %r of %s is not a commit: this download is not pinned. Pin it with %s=%s",
+                        requested, artifact.repo_id, where, commit)
         target.mkdir(parents=True, exist_ok=True)
         snapshot_download(artifact.repo_id, repo_type=artifact.repo_type, revision=commit, local_dir=target,
                           allow_patterns=allow, ignore_patterns=ignore or None, endpoint=endpoint,

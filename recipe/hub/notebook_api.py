@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from recipe.hub.download import MANIFEST_NAME, default_local_dir, download_artifact
+from recipe.hub.download import MANIFEST_NAME, configured_revision, default_local_dir, download_artifact
 from recipe.hub.errors import HubError, HubUnreachableError, current_endpoint, public_endpoint
 
 
@@ -20,13 +20,14 @@ def download_released(profile: str = "tiny", artifacts=("released-model", "sft-d
     """{artifact: {"ok": True, "manifest": ..., "dir": ...} | {"ok": False, "reason": ...}}."""
     from recipe.config import load_config
 
-    section = load_config(profile, overrides=list(overrides or [])).hub
+    cfg = load_config(profile, overrides=list(overrides or []))
+    section = cfg.hub
     out: dict[str, dict[str, Any]] = {}
     for name in artifacts:
         art = section.artifact(name)
         target = default_local_dir(section, art)
         try:
-            manifest = download_artifact(section, name, progress=progress)
+            manifest = download_artifact(section, name, revision=configured_revision(cfg, name), progress=progress)
             out[name] = {"ok": True, "unreachable": False, "dir": str(target), "manifest": manifest}
         except HubUnreachableError as e:
             out[name] = {"ok": False, "unreachable": True, "dir": str(target), "reason": str(e)}
