@@ -147,8 +147,11 @@ def curate(inputs: Iterable[str | Path], out_dir: str | Path, *, fmt: str = "aut
         raise ValueError(f"unknown format {fmt!r}: expected auto, nemo_gym, messages or normalized")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    if (out / "report.json").exists():
-        (out / "report.json").unlink()  # a stale report must never describe new files
+    for stale in ("report.json", "README.md", "dropped.jsonl", "quarantine.jsonl"):  # never mix runs' outputs
+        (out / stale).unlink(missing_ok=True)
+    for sub in ("records", "nemo_gym", "sft", "pools"):
+        for f in (out / sub).glob("*.jsonl") if (out / sub).is_dir() else ():
+            f.unlink()
     sources = resolve_inputs(list(inputs), data, fmt)
     eval_files = [str(p) for p in list(data.decontam.eval_files) + list(decontaminate_against)]
     index = build_index(eval_files, data.decontam.ngram) if eval_files else NgramIndex(data.decontam.ngram)

@@ -15,6 +15,7 @@ is detected per row (quarantined) instead of failing the whole file. Not covered
 from __future__ import annotations
 
 import re
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
@@ -48,7 +49,8 @@ def _card_meta(readme: Path) -> dict:
     from huggingface_hub import DatasetCard
     try:
         return DatasetCard.load(readme).data.to_dict()
-    except Exception:  # a broken card must not stop curation; configs are then not declared
+    except Exception as e:  # a broken card must not stop curation; the directory is then read as plain JSONL files
+        warnings.warn(f"{readme}: dataset card not readable ({e}); reading the directory as plain *.jsonl files")
         return {}
 
 
@@ -75,14 +77,15 @@ def resolve_inputs(inputs: list[str | Path], data: DataSection, fmt: str = "auto
     sources: list[Source] = []
     for inp in inputs:
         p = Path(inp)
+        configs = hub_configs(p) if p.is_dir() and (p / "README.md").is_file() else {}
         if p.is_file():
             sources.append(Source(name=p.stem, files=[str(p)], fmt=fmt))
-        elif p.is_dir() and (p / "README.md").is_file() and hub_configs(p):
+        elif configs:
             rel = _released_for(p, data)
             meta = _card_meta(p / "README.md")
             lic = meta.get("license")
             lic = lic[0] if isinstance(lic, list) and lic else lic
-            for cfg, files in hub_configs(p).items():
+            for cfg, files in configs.items():
                 repo = rel.repo_id if rel else p.name
                 f = fmt if fmt != "auto" or rel is None else rel.format
                 domain = cfg if rel is not None and rel.format == "messages" else None
