@@ -61,6 +61,7 @@ def test_round_trip_identical_files_and_logits(hub, run, env, tmp_path):
 
     res = publish_stage(run, "sft", REPO)
     assert res["action"] == "created"
+    assert (hub.root / "models" / REPO / ".git" / "hub-private").exists()  # created private by default
     api = HfApi(endpoint=hub.endpoint)
     branches = {b.name: b.target_commit for b in api.list_repo_refs(REPO).branches}
     assert branches["sft"] == res["commit"]
