@@ -111,6 +111,7 @@ def test_paper_values_land_in_the_right_keys(cascade, tree):
     assert get_path(ifrl, "policy.megatron_cfg.optimizer.adam_beta2") == 0.95
     assert get_path(ifrl, "grpo.max_num_steps") == 180
     assert get_path(ifrl, "grpo.use_dynamic_sampling") is True
+    assert get_path(ifrl, "grpo.dynamic_sampling_max_gen_batches") == 10   # read by NeMo-RL when sampling is on
     assert get_path(ifrl, "grpo.overlong_filtering") is False
     assert get_path(ifrl, "grpo.reward_shaping.stop_properly_penalty_coef") == 0.0   # unfinished -> reward 0
     assert get_path(ifrl, "grpo.use_leave_one_out_baseline") is False
@@ -266,6 +267,12 @@ def test_steps_null_is_refused(tmp_path):
     cfg = load_config("paper", overrides=["mopd.is_seq_mask_threshold=2.0"])
     with pytest.raises(ValueError, match="swe_rl.agentic.steps"):
         render_stage(cfg, RunDir(tmp_path / "r"), "swe_rl", allow_unpinned=True, allow_dirty=True)
+
+
+def test_release_default_for_dynamic_sampling_is_the_release_value(tree):
+    base = tree.load("examples/configs/grpo_math_1B.yaml")
+    assert base["grpo"]["dynamic_sampling_max_gen_batches"] == keymap.RELEASE_DYNAMIC_SAMPLING_MAX_GEN_BATCHES
+    assert "dynamic_sampling_max_gen_batches" not in tree.load("examples/nemo_gym/grpo_nanov3.yaml")["grpo"]
 
 
 def test_config_diff_against_release(cascade, tree):

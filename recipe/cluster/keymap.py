@@ -90,6 +90,18 @@ def _require_steps(v):
     return v
 
 
+# NeMo-RL reads grpo.dynamic_sampling_max_gen_batches whenever dynamic sampling is on; grpo_nanov3.yaml lacks the
+# key, so the release's own default (examples/configs/grpo_math_1B.yaml, v0.7.0: 10 refill batches) is written.
+RELEASE_DYNAMIC_SAMPLING_MAX_GEN_BATCHES = 10
+
+
+def _dynamic(v):
+    out = {"grpo.use_dynamic_sampling": v}
+    if v:
+        out["grpo.dynamic_sampling_max_gen_batches"] = RELEASE_DYNAMIC_SAMPLING_MAX_GEN_BATCHES
+    return out
+
+
 def _entropy(v, _):
     if v:
         raise ValueError(f"entropy_coef={v}: NeMo-RL v0.7.0 has no entropy bonus; the paper uses none (RECIPE.md §5). "
@@ -139,7 +151,7 @@ FIELD_MAP: tuple[Rule, ...] = (
     Rule("top_p", ("policy.generation.top_p",), kinds=("grpo", "mopd")),
     Rule("kl_coef", ("loss_fn.reference_policy_kl_penalty",), kinds=("grpo", "mopd")),
     Rule("entropy_coef", (), _entropy, kinds=("grpo", "mopd")),
-    Rule("dynamic_filtering", ("grpo.use_dynamic_sampling",), kinds=("grpo", "mopd")),
+    Rule("dynamic_filtering", ("grpo.use_dynamic_sampling",), lambda v, _: _dynamic(v), kinds=("grpo", "mopd")),
     Rule("overlong_filtering", ("grpo.overlong_filtering",), kinds=("grpo", "mopd")),
     Rule("overlong_reward_zero", ("grpo.reward_shaping.enabled",), _reward_shaping, kinds=("grpo", "mopd")),
     Rule("is_correction", ("loss_fn.use_importance_sampling_correction",), kinds=("grpo", "mopd")),
