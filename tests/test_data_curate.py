@@ -133,3 +133,13 @@ def test_report_table_and_chart(tmp_path):
     assert report_table(rep).equals(report_table(CurationReport.load(tmp_path)))
     ax = plot_report(rep)
     assert len(ax.patches) == 5 * 2 and ax.get_title().startswith("curation:")
+
+
+def test_repeated_native_ids_get_unique_record_ids(tmp_path):
+    rows = [{"uuid": "same", "messages": [{"role": "user", "content": f"Question {w} about volcanoes and their eruptions"}]}
+            for w in ("one", "two", "three")]
+    src = tmp_path / "ids.jsonl"
+    src.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    rep = curate([src], tmp_path / "out", config=DataSection(split={"validation_fraction": 0.0}))
+    ids = [r["id"] for r in _jsonl(tmp_path / "out" / "records" / "train.jsonl")]
+    assert ids == ["ids:same", "ids:same#line2", "ids:same#line3"] and rep.kept == 3

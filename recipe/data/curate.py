@@ -195,6 +195,13 @@ def curate(inputs: Iterable[str | Path], out_dir: str | Path, *, fmt: str = "aut
                 w.write("quarantine.jsonl", o)
                 continue
             rec = o["record"]
+            if rec["id"] in seen_ids:  # the same native id twice (e.g. repeated rows): make it unique, keep going
+                base, k = f"{rec['id']}#line{o['line']}", 1
+                rec["id"] = base
+                while rec["id"] in seen_ids:
+                    k += 1
+                    rec["id"] = f"{base}.{k}"
+            seen_ids.add(rec["id"])
             reason, dup_of = ("contaminated", o["contaminated_by"]) if o.get("contaminated_by") else (None, None)
             if reason is None:
                 reason, dup_of = deduper.check(rec["id"], src, o["key"], o.get("sig"))
@@ -207,9 +214,6 @@ def curate(inputs: Iterable[str | Path], out_dir: str | Path, *, fmt: str = "aut
                     rep.dropped_rows.append(entry)
                 w.write("dropped.jsonl", entry)
                 continue
-            if rec["id"] in seen_ids:  # same native id twice in one source with different content
-                rec["id"] = f"{rec['id']}#line{o['line']}"
-            seen_ids.add(rec["id"])
             split = split_of(rec["id"], seed=data.split.seed, validation_fraction=data.split.validation_fraction)
             rep.kept += 1
             per_src[src]["kept"] += 1

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
@@ -33,7 +33,6 @@ class Source:
     license: str | None = None
     repo_id: str | None = None
     config: str | None = None
-    meta: dict = field(default_factory=dict)
 
 
 def _released_for(path: Path, data: DataSection) -> ReleasedDataset | None:
