@@ -53,6 +53,7 @@ def test_manifest_records_commit_sizes_and_sha256(hub, section, tmp_path):
     for f in m["files"]:
         data = (target / f["path"]).read_bytes()
         assert f["size"] == len(data) and f["sha256"] == hashlib.sha256(data).hexdigest()
+        assert f["verified"] == "git-blob-sha1"  # small text files are plain git blobs
     assert not (target / "IF-RL").exists()
     assert m["endpoint"] == hub.endpoint
 
@@ -82,6 +83,7 @@ def test_model_download_skips_pickle_and_code_by_default(hub, section, tmp_path)
     assert {"config.json", "model.safetensors", "tokenizer.json", "generation_config.json"} <= names
     assert not names & {"pytorch_model.bin", "modeling_evil.py"}
     assert set(m["unsafe_files_skipped"]) == {"pytorch_model.bin", "modeling_evil.py"}
+    assert {f["path"]: f["verified"] for f in m["files"]}["model.safetensors"] == "lfs-sha256"
     target = Path(section.download_dir) / "nvidia" / "Nemotron-Cascade-2-30B-A3B"
     assert not (target / "pytorch_model.bin").exists() and not (target / "modeling_evil.py").exists()
     assert not hub.evil_marker.exists()
@@ -169,3 +171,18 @@ def test_offline_mode_is_reported_not_hidden(monkeypatch, tmp_path):
     with pytest.raises(HubUnreachableError, match="HF_HUB_OFFLINE is set"):
         download_artifact(load_config("tiny").hub, "rl-data", local_dir=tmp_path / "x", progress=False)
     assert not (tmp_path / "x").exists()
+
+
+def test_altered_local_file_is_never_reported_as_good(hub, section, tmp_path):
+    target = tmp_path / "alter"
+    download_artifact(section, "rl-data", subsets=["MOPD"], local_dir=target, progress=False)
+    f = target / "MOPD" / "train.jsonl"
+    good = f.read_bytes()
+    f.write_bytes(good.replace(b"MOPD", b"XXXX", 1))
+    try:
+        m = download_artifact(section, "rl-data", subsets=["MOPD"], local_dir=target, progress=False)
+    except HubError as e:  # either the client re-fetches it, or the check against the Hub's listing refuses it
+        assert "MOPD/train.jsonl" in str(e) and "differs from the Hub's" in str(e)
+    else:
+        assert f.read_bytes() == good
+        assert {x["path"]: x["sha256"] for x in m["files"]}["MOPD/train.jsonl"] == hashlib.sha256(good).hexdigest()

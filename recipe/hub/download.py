@@ -4,8 +4,8 @@
 that commit with the artifact's ``allow_patterns`` (``always`` + the chosen subsets) into
 ``<download_dir>/<ORG>/<NAME>/`` -- the Hub layout, so datasets read as ``<dir>/<config>/*.jsonl``.
 It writes ``download_manifest.json`` beside the files: repo, requested revision, resolved commit, the
-endpoint (without credentials), patterns, and every file with its size and sha256 (checked against the
-Hub's LFS sha256 where the server reports one).
+endpoint (without credentials), patterns, and every file with its size and sha256, each file checked
+against the Hub's tree listing of that commit (LFS sha256, or git blob sha1 for small files).
 
 Resume: files already complete (``.cache/huggingface`` metadata in the local dir) are not fetched again,
 and a partial file continues from its ``.incomplete`` part with an HTTP ``Range`` request (client
@@ -25,9 +25,11 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from tqdm.auto import tqdm
+
 from recipe.config.hub_section import ARTIFACT_CLI_NAMES, HubArtifact, HubSection
 from recipe.hub.errors import HubError, current_endpoint, hub_errors, public_endpoint
-from recipe.hub.hashing import sha256_file
+from recipe.hub.hashing import git_blob_sha1, sha256_file
 
 log = logging.getLogger(__name__)
 
@@ -95,10 +97,10 @@ def download_artifact(
     target = Path(local_dir) if local_dir else default_local_dir(section, artifact)
     api = HfApi(endpoint=endpoint)
     with hub_errors(artifact.repo_id, artifact.repo_type, endpoint, requested):
-        info = api.repo_info(artifact.repo_id, repo_type=artifact.repo_type, revision=requested,
-                             files_metadata=True)
-        commit = info.sha
-        remote = {s.rfilename: s for s in (info.siblings or [])}
+        commit = api.repo_info(artifact.repo_id, repo_type=artifact.repo_type, revision=requested).sha
+        remote = {e.path: e for e in api.list_repo_tree(artifact.repo_id, repo_type=artifact.repo_type,
+                                                         revision=commit, recursive=True)
+                  if getattr(e, "blob_id", None) is not None}  # files only
         wanted = sorted(p for p in remote if _matches(p, allow, ignore))
         if not wanted:
             raise HubError(f"no file of {artifact.repo_id}@{commit[:12]} matches {allow}: check the subsets "
@@ -114,16 +116,9 @@ def download_artifact(
                           max_workers=section.max_workers,
                           tqdm_class=None if progress else _silent_tqdm())
     files = []
-    for rel in wanted:
-        path = target / rel
-        digest = sha256_file(path)
-        lfs = getattr(remote[rel], "lfs", None)
-        expected = getattr(lfs, "sha256", None) if lfs else None
-        if expected and expected != digest:
-            raise HubError(f"{path}: sha256 {digest} differs from the Hub's {expected}; delete the file and "
-                           "download again")
-        files.append({"path": rel, "size": path.stat().st_size, "sha256": digest})
-    skipped = sorted(p for p in remote if ignore and _matches(p, ["*"], []) and not _matches(p, ["*"], ignore))
+    for rel in tqdm(wanted, desc="sha256", unit="file", disable=not progress or len(wanted) < 20):
+        files.append(_verified_entry(target, rel, remote[rel]))
+    skipped = sorted(p for p in remote if any(fnmatch.fnmatch(p, pat) for pat in ignore))
     stale = sorted(str(p.relative_to(target)) for p in target.rglob("*")
                    if p.is_file() and ".cache" not in p.relative_to(target).parts and p.name != MANIFEST_NAME
                    and str(p.relative_to(target)) not in remote)
@@ -149,6 +144,21 @@ def download_artifact(
 
     write_json_atomic(target / MANIFEST_NAME, manifest)
     return manifest
+
+
+def _verified_entry(target: Path, rel: str, remote_entry) -> dict[str, Any]:
+    """Size + sha256 of a downloaded file, checked against the Hub's listing (LFS sha256 or git blob sha1)."""
+    path = target / rel
+    digest = sha256_file(path)
+    lfs = getattr(remote_entry, "lfs", None)
+    if lfs is not None:
+        expected, got, how = lfs.sha256, digest, "lfs-sha256"
+    else:
+        expected, got, how = remote_entry.blob_id, git_blob_sha1(path), "git-blob-sha1"
+    if expected != got:
+        raise HubError(f"{path}: {how} {got} differs from the Hub's {expected} (interrupted or altered "
+                       "download): delete the file and download again")
+    return {"path": rel, "size": path.stat().st_size, "sha256": digest, "verified": how}
 
 
 def _silent_tqdm():
