@@ -59,6 +59,31 @@ def register(app: typer.Typer) -> None:
         except FileNotFoundError as e:
             _fail(str(e))
 
+    @app.command("eval")
+    def eval_(
+        run_id: str = typer.Option(..., help="Run id."),
+        checkpoint: str = typer.Option(..., help="Stage whose checkpoint to evaluate, or a checkpoint folder."),
+        suite: str = typer.Option("domains", help="domains: the run's validation domains (greedy, %)."),
+    ) -> None:
+        """Score a checkpoint on the run's validation domains and print the per-domain scores as JSON."""
+        import json
+        from pathlib import Path
+
+        from recipe.eval.validate import validate_domains
+        from recipe.model import load_checkpoint
+        from recipe.pipeline.data_phase import load_splits
+        from recipe.pipeline.run_init import open_run
+        if suite != "domains":
+            _fail(f"suite {suite!r} is not implemented by the local backend; available: domains")
+        try:
+            run, cfg = open_run(run_id)
+            path = Path(checkpoint) if Path(checkpoint).exists() else run.checkpoint_dir(checkpoint)
+            model, tok = load_checkpoint(path)
+            scores = validate_domains(model, tok, load_splits(run, cfg), cfg.domains.names, cfg.evaluation)
+        except (FileNotFoundError, KeyError, ValueError) as e:
+            _fail(str(e))
+        typer.echo(json.dumps({"checkpoint": str(path), "scores": scores}, indent=2))
+
     @app.command("config")
     def config(
         profile: str = typer.Argument("tiny"),

@@ -43,6 +43,8 @@ class TinyDomainSpec(_Section):
     max_operand: int = Field(99, gt=1, description="Largest operand in tiny math problems.")
     if_words: list[str] = Field(default_factory=lambda: ["cat", "dog", "sun", "red", "box", "hat"])
     mcqa_options: int = Field(4, ge=2, le=6)
+    rl_pool_fraction: float = Field(0.5, ge=0, le=1, description="Share of distinct training prompts reserved for "
+                                    "RL (the rest are SFT prompts).")
 
 
 class DomainsSection(_Section):

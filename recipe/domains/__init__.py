@@ -1,7 +1,9 @@
 """Tiny toy-but-real domains, generated deterministically in-process, graded by the real verifiers.
 
 ``build_tiny_splits(spec, names, seed)`` returns, per domain, disjoint ``train`` and ``val`` lists of normalized
-records (validation prompts never occur in training). ``to_sft_messages(record)`` gives the full conversation with
+records (validation prompts never occur in training). Training prompts are further assigned, by a hash of the
+prompt, to an SFT pool or an RL pool (``metadata.pool``): as in the paper, RL prompts are not SFT prompts, so RL
+learns from prompts the SFT model has not memorised (``spec.rl_pool_fraction``). ``to_sft_messages(record)`` gives the full conversation with
 the reference answer for SFT.
 """
 from __future__ import annotations
@@ -26,7 +28,12 @@ def _rng(seed: int, *tags: str) -> random.Random:
     return random.Random(int.from_bytes(h[:8], "big"))
 
 
-def _record(domain: str, ex: Example, split: str, idx: int) -> dict:
+def _pool(seed: int, key: str, rl_fraction: float) -> str:
+    h = int.from_bytes(hashlib.sha256(f"{seed}|pool|{key}".encode()).digest()[:8], "big")
+    return "rl" if (h % 10_000) < rl_fraction * 10_000 else "sft"
+
+
+def _record(domain: str, ex: Example, split: str, idx: int, pool: str | None = None) -> dict:
     return {
         "id": f"tiny-{domain}-{split}-{idx:05d}",
         "domain": domain,
@@ -35,7 +42,7 @@ def _record(domain: str, ex: Example, split: str, idx: int) -> dict:
         "mode": None,
         "verifier": ex.verifier,
         "tools": list(ex.tools) if ex.tools else None,
-        "metadata": {"split": split, "reference": {"reasoning": ex.reasoning, "content": ex.content,
+        "metadata": {"split": split, "pool": pool, "reference": {"reasoning": ex.reasoning, "content": ex.content,
                                                    "tool_calls": list(ex.tool_calls) if ex.tool_calls else None}},
         "license": "Apache-2.0",
     }
@@ -65,9 +72,15 @@ def build_tiny_splits(spec: TinyDomainSpec, names: list[str], seed: int) -> dict
                 train.append(ex)
             if attempts > 100 * spec.train_items:
                 raise ValueError(f"domain {name}: validation set covers the whole prompt space; lower val_items")
-        out[name] = {"train": [_record(name, e, "train", i) for i, e in enumerate(train)],
+        out[name] = {"train": [_record(name, e, "train", i, _pool(seed, e.key, spec.rl_pool_fraction))
+                               for i, e in enumerate(train)],
                      "val": [_record(name, e, "val", i) for i, e in enumerate(val.values())]}
     return out
+
+
+def pool(records: list[dict], name: str) -> list[dict]:
+    """Training records of one pool (``sft`` or ``rl``); records without a pool tag belong to both."""
+    return [r for r in records if r.get("metadata", {}).get("pool") in (None, name)]
 
 
 def to_sft_messages(record: dict, thinking: bool) -> list[dict]:
@@ -81,4 +94,4 @@ def to_sft_messages(record: dict, thinking: bool) -> list[dict]:
     return [*record["messages"], msg]
 
 
-__all__ = ["GENERATORS", "build_tiny_splits", "to_sft_messages"]
+__all__ = ["GENERATORS", "build_tiny_splits", "pool", "to_sft_messages"]

@@ -9,7 +9,9 @@ from recipe.config.schema import TinyDomainSpec
 from recipe.domains.base import Example
 
 CITIES = ("paris", "rome", "oslo", "lima", "cairo", "tokyo", "delhi", "quito", "seoul", "dakar",
-          "berlin", "madrid", "dublin", "vienna", "prague", "sofia", "riga", "accra", "hanoi", "perth")
+          "berlin", "madrid", "dublin", "vienna", "prague", "sofia", "riga", "accra", "hanoi", "perth",
+          "lagos", "nairobi", "lisbon", "athens", "warsaw", "kyiv", "minsk", "baku", "doha", "dubai",
+          "tunis", "rabat", "bogota", "havana", "manila", "taipei", "osaka", "sydney", "denver", "boston")
 
 
 def _tool(name: str, desc: str, params: dict[str, str]) -> dict:
@@ -29,10 +31,10 @@ TOOLS = (
 def generate(rng: random.Random, spec: TinyDomainSpec) -> Example:
     kind = rng.choice(("get_weather", "get_time", "set_alarm"))
     if kind == "set_alarm":
-        h, m = rng.randint(0, 23), rng.choice((0, 30))
+        h, m = rng.randint(0, 23), rng.choice((0, 15, 30, 45))
         q, args = f"Set an alarm for {h}:{m:02d}.", {"hour": h, "minute": m}
     elif kind == "get_weather":
-        c, d = rng.choice(CITIES), rng.randint(1, 5)
+        c, d = rng.choice(CITIES), rng.randint(1, 7)
         q, args = f"Weather in {c} for {d} days?", {"city": c, "days": d}
     else:
         c = rng.choice(CITIES)

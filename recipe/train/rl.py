@@ -20,6 +20,7 @@ from collections import defaultdict
 import torch
 
 from recipe.config.stages import MOPDConfig, RLStageConfig
+from recipe.domains import pool as prompt_pool
 from recipe.rewards import verify_batch
 from recipe.train.advantages import AdvantageInputs, get_estimator
 from recipe.train.context import StageContext
@@ -40,8 +41,10 @@ def sample_prompts(rng: random.Random, ctx: StageContext, scfg: RLStageConfig) -
     picks = []
     for _ in range(scfg.prompts_per_step):
         d = rng.choices(doms, weights=w)[0]
-        pool = ctx.splits[d]["train"]
-        picks.append(pool[rng.randrange(len(pool))])
+        prompts = ctx.extra.setdefault(("rl_pool", d), prompt_pool(ctx.splits[d]["train"], "rl"))
+        if not prompts:
+            raise ValueError(f"domain {d}: the RL prompt pool is empty (domains.tiny.rl_pool_fraction)")
+        picks.append(prompts[rng.randrange(len(prompts))])
     return picks
 
 

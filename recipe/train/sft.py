@@ -13,7 +13,7 @@ import time
 import torch
 
 from recipe.config.stages import SFTConfig
-from recipe.domains import to_sft_messages
+from recipe.domains import pool, to_sft_messages
 from recipe.train.context import StageContext
 from recipe.train.progress import progress_bar
 from recipe.train.rollout import render_prompt, sequence_logprobs
@@ -58,7 +58,7 @@ class SFTExamples:
 
 def train_sft(ctx: StageContext, scfg: SFTConfig) -> dict:
     model, tok = ctx.model, ctx.tokenizer
-    records = [r for d in ctx.cfg.domains.names for r in ctx.splits[d]["train"]]
+    records = [r for d in ctx.cfg.domains.names for r in pool(ctx.splits[d]["train"], "sft")]
     data = SFTExamples(tok, records, scfg.max_seq_len)
     p_think = scfg.mode_mix.get("thinking", 0.0) / max(1e-9, sum(scfg.mode_mix.values()))
     opt = torch.optim.AdamW(model.parameters(), lr=scfg.lr, betas=tuple(scfg.adam_betas),

@@ -1,0 +1,121 @@
+"""One GRPO step: our trainer vs TRL's GRPOTrainer, same tiny model, batch and settings, in one process.
+
+Settings shared by both (the tiny profile's IF-RL stage): P prompts x G generations, max_new_tokens, T=1.0,
+top_p=1.0, lr, AdamW, no KL (beta=0), token-level ("dapo") loss, group-scaled rewards, one optimizer update per
+rollout batch (TRL: num_iterations=1, steps_per_generation=1). Our dynamic filtering is switched off so both train
+on every response. TRL runs with bf16=False and gradient_checkpointing=False (its CPU-friendly settings,
+DESIGN.md §8). Rewards: the same IF verifier; TRL decodes without special tokens, so its records are graded in
+instruct mode (this changes the reward values, not the work per step).
+
+    .venv/bin/python benchmarks/bench_grpo_vs_trl.py [--checkpoint runs/tiny-seed0/01_sft/checkpoint] [--steps 5]
+
+Prints a table: seconds per step (median of the timed steps, after 1 warm-up) and the ratio TRL / ours
+(target >= 1.0: ours no slower).
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+
+def build_model(checkpoint: str | None):
+    from recipe.config import load_config
+    from recipe.domains import build_tiny_splits, to_sft_messages
+    from recipe.model import build_tiny, load_checkpoint
+    from recipe.pipeline.stage_runner import _render_without_tokenizer
+    cfg = load_config("tiny")
+    splits = build_tiny_splits(cfg.domains.tiny, cfg.domains.names, cfg.run.seed)
+    if checkpoint and Path(checkpoint).exists():
+        model, tok = load_checkpoint(checkpoint)
+        origin = checkpoint
+    else:
+        corpus = [_render_without_tokenizer(to_sft_messages(r, t), r["tools"], t)
+                  for d in splits for r in splits[d]["train"][:500] for t in (True, False)]
+        model, tok = build_tiny(cfg.model, corpus, 0)
+        origin = "untrained tiny model (pass --checkpoint for an SFT one)"
+    return cfg, splits, model, tok, origin
+
+
+def time_ours(cfg, splits, model, tok, steps: int) -> list[float]:
+    from recipe.runs import RunDir
+    from recipe.train.context import StageContext
+    from recipe.train.rl import rl_step
+    scfg = cfg.if_rl.model_copy(update={"dynamic_filtering": False})
+    run = RunDir(tempfile.mkdtemp(prefix="bench-ours-"))
+    ctx = StageContext(run=run, stage="if_rl", cfg=cfg, model=model, tokenizer=tok, splits=splits, progress=False)
+    opt = torch.optim.AdamW(model.parameters(), lr=scfg.lr, betas=tuple(scfg.adam_betas), weight_decay=0.0)
+    times = []
+    for step in range(steps + 1):
+        t0 = time.perf_counter()
+        rl_step(ctx, scfg, opt, step)
+        times.append(time.perf_counter() - t0)
+    return times[1:]
+
+
+def time_trl(cfg, splits, model, tok, steps: int) -> list[float]:
+    from datasets import Dataset
+    from transformers import TrainerCallback
+    from trl import GRPOConfig, GRPOTrainer
+
+    from recipe.rewards import verify_batch
+    s = cfg.if_rl
+    recs = splits["instruction_following"]["train"]
+    ds = Dataset.from_list([{"prompt": r["messages"], "rid": i} for i, r in enumerate(recs)])
+
+    def reward(prompts, completions, rid, **_):
+        texts = [c[-1]["content"] if isinstance(c, list) else c for c in completions]
+        return [x.score for x in verify_batch([dict(recs[i], mode="instruct") for i in rid], texts)]
+
+    batch = s.prompts_per_step * s.generations_per_prompt
+    args = GRPOConfig(
+        output_dir=tempfile.mkdtemp(prefix="bench-trl-"), per_device_train_batch_size=batch,
+        num_generations=s.generations_per_prompt, generation_batch_size=batch, steps_per_generation=1,
+        num_iterations=1, max_completion_length=s.max_response_tokens, temperature=s.temperature, top_p=s.top_p,
+        beta=0.0, loss_type="dapo", scale_rewards="group", learning_rate=s.lr, lr_scheduler_type="constant",
+        adam_beta1=s.adam_betas[0], adam_beta2=s.adam_betas[1], weight_decay=0.0, max_grad_norm=s.grad_clip,
+        bf16=False, gradient_checkpointing=False, use_cpu=True, max_steps=steps + 1, logging_steps=1000,
+        save_strategy="no", report_to="none", seed=0, chat_template_kwargs={"enable_thinking": True},
+        dataloader_num_workers=0)
+    times: list[float] = []
+
+    class Timer(TrainerCallback):
+        def on_step_begin(self, *a, **k):
+            self.t0 = time.perf_counter()
+
+        def on_step_end(self, *a, **k):
+            times.append(time.perf_counter() - self.t0)
+
+    trainer = GRPOTrainer(model=model, reward_funcs=[reward], args=args, train_dataset=ds, processing_class=tok,
+                          callbacks=[Timer()])
+    trainer.train()
+    return times[1:]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--checkpoint", default="runs/tiny-seed0/01_sft/checkpoint")
+    ap.add_argument("--steps", type=int, default=5)
+    ap.add_argument("--threads", type=int, default=1)
+    a = ap.parse_args()
+    torch.set_num_threads(a.threads)
+    cfg, splits, model, tok, origin = build_model(a.checkpoint)
+    import copy
+    ours = time_ours(cfg, splits, copy.deepcopy(model), tok, a.steps)
+    trl = time_trl(cfg, splits, copy.deepcopy(model), tok, a.steps)
+    s = cfg.if_rl
+    mo, mt = statistics.median(ours), statistics.median(trl)
+    print(f"\nGRPO step, {s.prompts_per_step} prompts x {s.generations_per_prompt} generations, "
+          f"max {s.max_response_tokens} new tokens, {a.threads} torch thread(s); model: {origin}")
+    print(f"{'trainer':<10} {'median s/step':>14} {'min':>8} {'max':>8}  steps")
+    print(f"{'ours':<10} {mo:>14.3f} {min(ours):>8.3f} {max(ours):>8.3f}  {len(ours)}")
+    print(f"{'TRL':<10} {mt:>14.3f} {min(trl):>8.3f} {max(trl):>8.3f}  {len(trl)}")
+    print(f"ratio TRL/ours = {mt / mo:.2f}  (target >= 1.0)")
+
+
+if __name__ == "__main__":
+    main()
