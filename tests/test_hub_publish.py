@@ -143,10 +143,40 @@ def test_republish_is_noop_and_different_content_needs_force(hub, run, env):
 def test_each_stage_gets_its_branch(hub, run, env):
     from huggingface_hub import HfApi
 
+    api = HfApi(endpoint=hub.endpoint)
+    api.create_repo(REPO, exist_ok=True)
+    api.upload_file(path_or_fileobj=b"notes on main\n", path_in_repo="NOTES.md", repo_id=REPO)  # main != stages
     res = publish_stage(run, "if_rl", REPO)
-    assert res["action"] == "created"
-    branches = {b.name for b in HfApi(endpoint=hub.endpoint).list_repo_refs(REPO).branches}
+    assert res["action"] == "created" and res["removed"] == ["NOTES.md"]  # not inherited from main
+    branches = {b.name for b in api.list_repo_refs(REPO).branches}
     assert {"main", "sft", "if_rl"} <= branches
+    assert "NOTES.md" not in {f.path for f in api.list_repo_tree(REPO, revision="if_rl")}
+    assert publish_stage(run, "if_rl", REPO)["action"] == "unchanged"
+
+
+def test_branch_moved_since_comparison_is_refused(hub, run, env, monkeypatch):
+    from huggingface_hub import HfApi
+
+    import recipe.hub.publish as pub
+
+    publish_stage(run, "sft", REPO)
+    real_compare = pub.compare_remote
+
+    def compare_then_someone_pushes(api, plan):
+        real_compare(api, plan)
+        api.upload_file(path_or_fileobj=b"x\n", path_in_repo="race.txt", repo_id=REPO, revision="sft")
+
+    monkeypatch.setattr(pub, "compare_remote", compare_then_someone_pushes)
+    ckpt = run.checkpoint_dir("sft")
+    (ckpt / "extra_note.json").write_text("{}")
+    try:
+        with pytest.raises(HubError, match="moved while this command ran"):
+            publish_stage(run, "sft", REPO, force=True)
+    finally:
+        (ckpt / "extra_note.json").unlink()
+    monkeypatch.setattr(pub, "compare_remote", real_compare)
+    assert "race.txt" in {f.path for f in HfApi(endpoint=hub.endpoint).list_repo_tree(REPO, revision="sft")}
+    assert publish_stage(run, "sft", REPO, force=True)["removed"] == ["race.txt"]
 
 
 def test_refuses_incomplete_unsafe_or_unfinished(run, env, tmp_path):

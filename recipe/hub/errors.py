@@ -69,6 +69,7 @@ def hub_errors(repo_id: str, repo_type: str, endpoint: str, revision: str | None
     from huggingface_hub.errors import (
         EntryNotFoundError,
         GatedRepoError,
+        HfHubHTTPError,
         LocalEntryNotFoundError,
         OfflineModeIsEnabled,
         RepositoryNotFoundError,
@@ -89,13 +90,20 @@ def hub_errors(repo_id: str, repo_type: str, endpoint: str, revision: str | None
     except RepositoryNotFoundError:
         raise HubError(f"{where} was not found (or it is private and this account cannot see it): check the "
                        "repo id, --repo-type, and HF_ENDPOINT; for a private repo log in with `hf auth login`.") from None
-    except EntryNotFoundError as exc:
-        raise HubError(f"a file is missing in {where}: {exc}") from None
     except OfflineModeIsEnabled:
         raise HubUnreachableError(f"HF_HUB_OFFLINE is set, so {where} cannot be contacted: unset it to "
                                   "download, or use an existing local copy.") from None
     except LocalEntryNotFoundError as exc:
         if _is_transport_error(exc) or "connection" in str(exc).lower() or "offline" in str(exc).lower():
+            raise HubUnreachableError(_unreachable(where, endpoint)) from None
+        raise
+    except EntryNotFoundError as exc:
+        raise HubError(f"a file is missing in {where}: {exc}") from None
+    except HfHubHTTPError as exc:
+        if exc.response is not None and exc.response.status_code == 412:
+            raise HubError(f"{where}: revision {revision!r} moved while this command ran (someone else pushed); "
+                           "nothing was written -- run the command again to compare with the new head.") from None
+        if _is_transport_error(exc):
             raise HubUnreachableError(_unreachable(where, endpoint)) from None
         raise
     except Exception as exc:

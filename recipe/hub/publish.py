@@ -271,17 +271,20 @@ def execute(plan: PublishPlan, *, private: bool, force: bool, dry_run: bool, mes
     if plan.remote_state == "different" and not force:
         raise HubError(f"branch {plan.branch!r} of {plan.repo_id} already holds different content (changed: "
                        f"{plan.changed[:8]}, removed: {plan.removed[:8]}); pass --force to replace it")
+    action = "replaced" if plan.remote_state == "different" else "created"
     with hub_errors(plan.repo_id, plan.repo_type, plan.endpoint, plan.branch):
-        api.create_repo(plan.repo_id, repo_type=plan.repo_type, private=private, exist_ok=True)
-        if plan.remote_state in ("no-repo", "no-branch") and plan.branch != "main":
-            api.create_branch(plan.repo_id, repo_type=plan.repo_type, branch=plan.branch, exist_ok=True)
+        if plan.remote_state in ("no-repo", "no-branch"):
+            api.create_repo(plan.repo_id, repo_type=plan.repo_type, private=private, exist_ok=True)
+            if plan.branch != "main":
+                api.create_branch(plan.repo_id, repo_type=plan.repo_type, branch=plan.branch, exist_ok=True)
+            compare_remote(api, plan)  # a new branch starts from main: drop what it inherited, pin its head
         ops = [CommitOperationAdd(path_in_repo=i.path_in_repo,
                                   path_or_fileobj=i.local_path if i.local_path else io.BytesIO(i.data))
                for i in plan.items]
         ops += [CommitOperationDelete(path_in_repo=p) for p in plan.removed]
+        # parent_commit: the Hub refuses the commit if the branch moved since it was compared.
         info = api.create_commit(plan.repo_id, repo_type=plan.repo_type, revision=plan.branch, operations=ops,
-                                 commit_message=message)
-    action = "replaced" if plan.remote_state == "different" else "created"
+                                 commit_message=message, parent_commit=plan.remote_commit)
     return {"action": action, "commit": info.oid, **plan.describe()}
 
 

@@ -173,7 +173,7 @@ def build_app(root: Path, port: int):
         branch = rev
         if gitrepo.resolve(path, branch) is None:
             return err(404, "RevisionNotFound", f"Invalid rev id: {rev}")
-        summary, add, delete, delete_folders = "commit", {}, [], []
+        summary, add, delete, delete_folders, parent = "commit", {}, [], [], None
         for line in (await request.body()).decode().splitlines():
             if not line.strip():
                 continue
@@ -181,6 +181,7 @@ def build_app(root: Path, port: int):
             key, value = item["key"], item["value"]
             if key == "header":
                 summary = value.get("summary") or summary
+                parent = value.get("parentCommit")
             elif key == "file":
                 add[value["path"]] = base64.b64decode(value["content"])
             elif key == "lfsFile":
@@ -192,6 +193,8 @@ def build_app(root: Path, port: int):
             elif key == "deletedFolder":
                 delete_folders.append(value["path"])
         with lock:
+            if parent and gitrepo.resolve(path, branch) != parent:
+                return err(412, "PreconditionFailed", f"A commit has happened since {parent}. Please refresh and try again.")
             oid = gitrepo.commit(path, branch, summary, add, delete, delete_folders)
         prefix = "" if repo_type == "models" else f"{repo_type}/"
         return {"commitUrl": f"{base}/{prefix}{org}/{name}/commit/{oid}", "commitOid": oid,
