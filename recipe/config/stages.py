@@ -69,8 +69,11 @@ class RLStageConfig(OptimizerMixin):
     dynamic_filtering: bool = Field(True, description="Drop prompt groups whose rewards are all equal.")
     overlong_filtering: bool = Field(False, description="Exclude truncated responses from the loss.")
     overlong_reward_zero: bool = Field(True, description="A truncated (unfinished) response gets reward 0.")
-    is_correction: bool = Field(False, description="Train/inference mismatch importance-sampling correction.")
-    is_seq_mask_threshold: Optional[float] = Field(None, description="Mask sequences whose logprob error exceeds this.")
+    is_correction: bool = Field(False, description="Train/inference mismatch importance-sampling correction "
+                                "(cluster backend: vLLM samples, Megatron trains; the local backend samples and "
+                                "trains with the same weights in one process, so it has no mismatch to correct).")
+    is_seq_mask_threshold: Optional[float] = Field(
+        None, description="Mask sequences whose logprob error exceeds this (cluster backend, see is_correction).")
     prompt_mask_max_reward: Optional[float] = Field(
         None, description="Agentless SWE: no loss for prompts whose best rollout reward is <= this.")
     reward: Literal["verifier", "pairwise_judge", "llm_judge", "teacher"] = "verifier"

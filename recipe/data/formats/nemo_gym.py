@@ -40,9 +40,9 @@ AGENT_FOR_DOMAIN = {
     "mcqa": "mcqa_simple_agent",
     "tool_call": "xlam_fc_simple_agent",
     "workplace_tools": "workplace_assistant_simple_agent",
-    "structured_output": "structured_outputs_v4_simple_agent",
+    "structured_output": "structured_outputs_simple_agent",  # the agent name NVIDIA's MOPD replication routes
     "code": "code_gen_simple_agent",
-    "rlhf": "genrm_simple_agent",
+    "rlhf": "genrm_compare_agent",  # the GenRM pairwise-comparison agent (NeMo-Gym genrm_compare rows)
     "swe": "swe_agents",
 }
 _NATIVE_ID_KEYS = ("id", "uuid", "hash_id", "instance_id", "source_record_id", "key")
