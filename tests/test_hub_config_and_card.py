@@ -95,3 +95,13 @@ def test_lineage_says_not_recorded_instead_of_guessing(tmp_path):
     assert lin["container_digest"] is None and [s["stage"] for s in lin["stages"]] == ["sft"]
     text = model_card(run, "sft", "org/cascade", license="other")
     assert "Container digest: `not recorded`" in text and "built from scratch" in text
+
+
+def test_endpoints_are_written_without_credentials(monkeypatch):
+    from recipe.hub.errors import current_endpoint, public_endpoint
+
+    assert public_endpoint("https://user:s3cret@mirror.example:8443/hf/?q=1") == "https://mirror.example:8443/hf/"
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:5/")
+    assert current_endpoint() == "http://127.0.0.1:5"  # read at call time, not at import
+    monkeypatch.delenv("HF_ENDPOINT")
+    assert current_endpoint() == "https://huggingface.co"

@@ -53,7 +53,8 @@ def check_model_folder(path: Path, *, trust_remote_code: bool = False, allow_pic
         raise UntrustedArtifactError(
             f"{path}: model_type {config.get('model_type')!r} is not built into transformers and the config "
             f"asks for repository code (auto_map: {sorted(config['auto_map'])}). Repository code is not run "
-            "by default; pass trust_remote_code=True (CLI --trust-remote-code) only if you have read it.")
+            "by default; pass trust_remote_code=True (config: model.trust_remote_code: true) only if you have "
+            "read that code.")
     return found
 
 
