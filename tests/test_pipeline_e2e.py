@@ -139,3 +139,20 @@ def test_stage_plan_notebook_mapping():
     from recipe.pipeline.runner import notebook_for
     for s in STAGE_PLAN:
         assert notebook_for(s).exists(), s
+
+
+def test_stage_notebook_with_cluster_backend_renders_instead_of_training(runs_dir, project_root):
+    import papermill as pm
+    out = runs_dir.parent / "cluster_nb.ipynb"
+    pm.execute_notebook(str(project_root / "notebooks" / "30_cascade_rl_stage.ipynb"), str(out),
+                        parameters={"run_id": "paper-nb", "profile": "paper", "backend": "cluster", "stage": "if_rl",
+                                    "allow_unpinned": True, "allow_dirty": True}, kernel_name="python3",
+                        progress_bar=False)
+    nb = nbformat.read(out, as_version=4)
+    text = "\n".join(str(o.get("text", "")) + str(o.get("data", {}).get("text/plain", ""))
+                     for c in nb.cells for o in c.get("outputs", []))
+    assert "grpo.num_prompts_per_step: 128" in text and "grpo.num_generations_per_prompt: 16" in text
+    assert "dry run; to submit: bash" in text
+    run = RunDir(runs_dir / "paper-nb")
+    assert not (run.stage_dir("if_rl") / "checkpoint").exists()  # nothing trained in-process
+    assert list((run.stage_dir("if_rl") / "cluster").rglob("*.yaml"))

@@ -83,3 +83,14 @@ def teachers_table(run_id: str) -> pd.DataFrame:
     from recipe.runs.layout import read_json
     run = RunDir.for_id(run_id)
     return pd.DataFrame(read_json(run.teachers_path, {}) or {}).T
+
+
+def cluster_stage(run_id: str, stage: str, profile: str = "paper", overrides: list[str] | None = None, *,
+                  submit: bool = False, allow_unpinned: bool = False, allow_dirty: bool = False) -> dict:
+    """backend="cluster": render the stage's NeMo-RL job into the run, diff it against the release defaults,
+    submit it only when ``submit`` is true, and read its progress back into the run layout."""
+    from recipe.cluster import notebook_api as cluster
+    ensure_run(run_id, profile, overrides)
+    rendered = cluster.render_stage(run_id, stage, allow_unpinned=allow_unpinned, allow_dirty=allow_dirty)
+    return {"rendered": rendered, "diff": cluster.config_diff(rendered),
+            "commands": cluster.submit(rendered, submit=submit), "progress": cluster.monitor(run_id, stage)}
