@@ -248,6 +248,10 @@ def test_cli_dry_run_lists_files_and_destination(hub, run, tmp_path):
     assert f"{hub.endpoint}/me/cli-run @ branch if_rl" in out.stderr and "model.safetensors" in out.stderr
     assert f"{hub.endpoint}/datasets/me/cli-run-data @ branch main" in out.stderr and "mcqa.jsonl" in out.stderr
     assert not _writes(hub.requests_log()[before:])
+    out = subprocess.run([*cmd[:-3], "--stage", "all", "--dry-run", "--json"], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert [(r["branch"], r["action"]) for r in json.loads(out.stdout)] == [("sft", "dry-run"), ("if_rl", "dry-run")]
     out = subprocess.run([*cmd[:-3], "--stage", "rlhf"], env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 2 and "no manifest for stage 'rlhf'" in out.stderr
 

@@ -89,7 +89,8 @@ def download(
 @app.command("publish")
 def publish(
     run_id: str = typer.Option(..., help="Run id under runs/ (RECIPE_RUNS_DIR)."),
-    stage: str = typer.Option(..., help="Stage whose checkpoint to publish; also the branch name."),
+    stage: str = typer.Option(..., help="Stage whose checkpoint to publish; also the branch name. 'all': every "
+                                        "stage the run has done, each to its own branch."),
     repo: str = typer.Option(..., help="Model repo ORG/NAME (one repo per run)."),
     private: Optional[bool] = typer.Option(None, "--private/--public", help="Visibility of a new repo "
                                                                             "(default: hub.publish.private)."),
@@ -107,8 +108,8 @@ def publish(
     from recipe.hub.publish import publish_dataset, publish_stage
     from recipe.runs.layout import RunDir
 
-    if stage not in STAGE_PLAN:
-        _fail(f"unknown stage {stage!r}: the plan is {', '.join(STAGE_PLAN)}")
+    if stage != "all" and stage not in STAGE_PLAN:
+        _fail(f"unknown stage {stage!r}: the plan is {', '.join(STAGE_PLAN)} (or 'all')")
     if repo.count("/") != 1:
         _fail(f"--repo {repo!r} must be ORG/NAME")
     try:
@@ -119,10 +120,14 @@ def publish(
         _fail(str(e))
     pub = cfg.hub.publish
     private = pub.private if private is None else private
+    stages = run.done_stages() if stage == "all" else [stage]
+    if not stages:
+        _fail(f"run {run_id!r} has no done stage to publish")
     results = []
     try:
-        results.append(publish_stage(run, stage, repo, license=pub.license,
-                                     private=private, force=force, dry_run=dry_run))
+        for s in stages:
+            results.append(publish_stage(run, s, repo, license=pub.license, private=private, force=force,
+                                         dry_run=dry_run))
         for d in data_dir:
             results.append(publish_dataset(d, data_repo or f"{repo}-data", card=data_card,
                                            branch=pub.dataset_branch, private=private, force=force,
