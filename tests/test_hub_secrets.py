@@ -1,7 +1,8 @@
-"""Tokens never reach a file (issue 5, item 3): a publish, a download and the download notebook run with a fake
-token in the environment against the loopback Hub; every file they produce (run dir, downloads, the executed
-notebook -- papermill writes parameters into it --, the published files fetched back) and the commands' logs
-are scanned for the token. The server's request log proves the token was really sent (the test is not vacuous).
+"""Tokens never reach a file (issue 5, item 3): a tiny run (`recipe run`, shrunk to SFT with a few steps), a
+publish of its stage, a download and the download notebook run with a fake token in the environment against
+the loopback Hub; every file they produce (run dir with its papermill notebooks, downloads, the executed
+download notebook -- papermill writes parameters into it --, the published files fetched back) and the
+commands' logs are scanned for the token. The server's request log proves the token was really sent.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from hub_server.fixtures import HubServer
-from hub_server.tiny import make_fake_run, seed_released
+from hub_server.tiny import seed_released
 
 PROJECT = Path(__file__).resolve().parents[1]
 RECIPE = [sys.executable, "-c", "import sys; from recipe.cli import main; sys.argv[0] = 'recipe'; main()"]
@@ -47,12 +48,14 @@ def test_fake_token_never_written(tmp_path, monkeypatch):
         monkeypatch.setenv("HF_HUB_DISABLE_XET", "1")
         monkeypatch.setenv("HF_HOME", str(work / "hf_home"))
         monkeypatch.setenv("RECIPE_RUNS_DIR", str(work / "runs"))
-        make_fake_run(work / "runs", "secret-run", stages=("sft",))
-
         logs = []
-        for args in (["hub", "publish", "--run-id", "secret-run", "--stage", "sft", "--repo", "me/secret-run"],
+        tiny = ["run", "--profile", "tiny", "--run-id", "secret-run", "--until", "sft"] + [
+            x for kv in ("sft.steps=3", "sft.warmup_steps=1", "sft.save_every=3", "sft.log_every=1",
+                         "domains.tiny.train_items=40", "domains.tiny.val_items=4", "evaluation.max_new_tokens=8",
+                         "model.tokenizer.corpus_examples=80") for x in ("--set", kv)]
+        for args in (tiny, ["hub", "publish", "--run-id", "secret-run", "--stage", "sft", "--repo", "me/secret-run"],
                      ["hub", "download", "rl-data", "--subset", "IF-RL", "--set", "hub.rl_data.revision=main"]):
-            out = subprocess.run([*RECIPE, *args], cwd=work, capture_output=True, text=True, timeout=180)
+            out = subprocess.run([*RECIPE, *args], cwd=work, capture_output=True, text=True, timeout=300)
             assert out.returncode == 0, out.stderr
             logs += [out.stdout, out.stderr]
         papermill.execute_notebook(str(PROJECT / "notebooks" / "05_hub_download.ipynb"), str(work / "05_out.ipynb"),
@@ -70,6 +73,7 @@ def test_fake_token_never_written(tmp_path, monkeypatch):
     assert (work / "downloads" / "nvidia" / "Nemotron-Cascade-2-RL-data" / "IF-RL" / "train.jsonl").exists()
     assert (work / "published" / "model.safetensors").exists()
     assert (work / "runs" / "secret-run" / "01_sft" / "publish.json").exists()
+    assert (work / "runs" / "secret-run" / "01_sft" / "notebook.ipynb").exists()  # papermill output of the run
     assert all(r["auth"] for r in hub.requests_log() if r["path"].startswith("/api/repos/create"))
     (work / "canary.txt").write_text(f"token={FAKE_TOKEN}")  # the scan itself can find a leak
     assert _scan(work) == [str(work / "canary.txt")]
