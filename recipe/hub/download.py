@@ -7,9 +7,11 @@ It writes ``download_manifest.json`` beside the files: repo, requested revision,
 endpoint (without credentials), patterns, and every file with its size and sha256, each file checked
 against the Hub's tree listing of that commit (LFS sha256, or git blob sha1 for small files).
 
-Resume: files already complete (``.cache/huggingface`` metadata in the local dir) are not fetched again,
-and a partial file continues from its ``.incomplete`` part with an HTTP ``Range`` request (client
-behaviour of ``huggingface_hub``). Mirrors: ``HF_ENDPOINT`` is read at call time.
+Resume: files finished before an interruption are not fetched again (``.cache/huggingface`` metadata in
+the local dir, checked against the resolved commit); a connection dropped mid-file is resumed by the
+client's retry with an HTTP ``Range`` request (tested); a file cut off by killing the process is fetched
+again from its start (huggingface_hub 2.x writes each download to a process-unique temporary file).
+Mirrors: ``HF_ENDPOINT`` is read at call time.
 
 Unsafe files -- pickle weights (``*.bin``, ``*.pt``, ``*.pkl`` ...) and Python code -- are excluded with
 ``ignore_patterns`` unless ``allow_unsafe=True``, which fetches them as well (``safe_load`` still refuses
