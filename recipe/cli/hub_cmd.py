@@ -79,10 +79,6 @@ def download(
     console.print(f"[green]downloaded[/] {manifest['repo_id']} @ {manifest['resolved_commit']} "
                   f"(requested {manifest['requested_revision']!r}) subsets={manifest['subsets']}: "
                   f"{len(manifest['files'])} files, {_size(manifest['total_bytes'])} -> {target}")
-    if not manifest["pinned"]:
-        key = artifact.replace('-', '_')
-        where = f"data.{key}.revision" if manifest["repo_type"] == "dataset" else f"hub.{key}.revision"
-        console.print(f"[yellow]not pinned:[/] set {where}={manifest['resolved_commit']} to pin this download")
     console.print(f"manifest: {target / MANIFEST_NAME}")
 
 

@@ -136,15 +136,14 @@ def stage_items(run, stage: str, repo_id: str, *, license: str, base_model: str 
         "README.md": model_card(run, stage, repo_id, base_model=base_model, license=license).encode(),
         "provenance.json": (json.dumps(lineage(run, stage), indent=2, sort_keys=True) + "\n").encode(),
     }
-    if run.validation_path(stage).exists():
-        generated["validation.json"] = run.validation_path(stage).read_bytes()
-    if run.config_path.exists():
-        generated["config.yaml"] = run.config_path.read_bytes()
-    clash = sorted(set(generated) & {i.path_in_repo for i in items})
+    copied = {"validation.json": run.validation_path(stage), "config.yaml": run.config_path}
+    copied = {name: path for name, path in copied.items() if path.exists()}
+    clash = sorted((set(generated) | set(copied)) & {i.path_in_repo for i in items})
     if clash:
         raise HubError(f"{run.checkpoint_dir(stage)}: files {clash} would be overwritten by generated ones; "
                        "remove them from the checkpoint")
-    return items + [UploadItem.from_bytes(d, p) for p, d in sorted(generated.items())]
+    return (items + [UploadItem.from_bytes(d, p) for p, d in sorted(generated.items())]
+            + [UploadItem.from_file(path, name) for name, path in sorted(copied.items())])
 
 
 # ---- datasets ------------------------------------------------------------------------------------
