@@ -36,7 +36,7 @@ import yaml
 from recipe.hub.cards import lineage, model_card
 from recipe.hub.errors import HubError, HubUnreachableError, UntrustedArtifactError, current_endpoint, hub_errors, \
     public_endpoint
-from recipe.hub.hashing import git_blob_sha1, sha256_file
+from recipe.hub.hashing import sha256_and_git_sha1
 from recipe.hub.safe_load import CODE_SUFFIXES, PICKLE_SUFFIXES
 
 log = logging.getLogger(__name__)
@@ -56,7 +56,8 @@ class UploadItem:
 
     @classmethod
     def from_file(cls, path: Path, path_in_repo: str) -> "UploadItem":
-        return cls(path_in_repo, path.stat().st_size, sha256_file(path), git_blob_sha1(path), local_path=str(path))
+        sha256, git_sha1 = sha256_and_git_sha1(path)
+        return cls(path_in_repo, path.stat().st_size, sha256, git_sha1, local_path=str(path))
 
     @classmethod
     def from_bytes(cls, data: bytes, path_in_repo: str) -> "UploadItem":
