@@ -43,7 +43,8 @@ def summary_table(results: dict[str, dict[str, Any]]):
     for name, r in results.items():
         m = r.get("manifest") or {}
         rows.append({"artifact": name, "downloaded": r["ok"], "repo": m.get("repo_id"),
-                     "resolved_commit": (m.get("resolved_commit") or "")[:12], "subsets": m.get("subsets"),
+                     "resolved_commit": (m.get("resolved_commit") or "")[:12], "pinned": m.get("pinned"),
+                     "subsets": m.get("subsets"),
                      "files": len(m.get("files", [])), "MB": round(m.get("total_bytes", 0) / 2**20, 2),
                      "note": "" if r["ok"] else r["reason"]})
     return pd.DataFrame(rows)
