@@ -43,6 +43,7 @@ class TinyDomainSpec(_Section):
     max_operand: int = Field(99, gt=1, description="Largest operand in tiny math problems.")
     if_words: list[str] = Field(default_factory=lambda: ["cat", "dog", "sun", "red", "box", "hat"])
     mcqa_options: int = Field(4, ge=2, le=6)
+    mcqa_max_value: int = Field(99, ge=5, description="MCQA option values are distinct integers in [0, this].")
     rl_pool_fraction: float = Field(0.5, ge=0, le=1, description="Share of distinct training prompts reserved for "
                                     "RL (the rest are SFT prompts).")
 

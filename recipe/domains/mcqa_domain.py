@@ -10,7 +10,7 @@ from recipe.domains.base import Example
 
 def generate(rng: random.Random, spec: TinyDomainSpec) -> Example:
     k = spec.mcqa_options
-    values = rng.sample(range(100), k)
+    values = rng.sample(range(spec.mcqa_max_value + 1), k)
     letters = "ABCDEF"[:k]
     which = rng.choice(("largest", "smallest"))
     best = max(values) if which == "largest" else min(values)
