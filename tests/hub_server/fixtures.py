@@ -21,6 +21,10 @@ sys.path.insert(0, str(HERE))
 import gitrepo  # noqa: E402
 
 
+class _PortTaken(Exception):
+    pass
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -38,26 +42,42 @@ class HubServer:
         return f"http://127.0.0.1:{self.port}"
 
     @classmethod
-    def start(cls, root: Path, timeout: float = 30.0) -> "HubServer":
+    def start(cls, root: Path, timeout: float = 30.0, attempts: int = 3) -> "HubServer":
+        """Start on a free port; retries on a new port if another process took the chosen one meanwhile."""
         root.mkdir(parents=True, exist_ok=True)
+        for attempt in range(attempts):
+            try:
+                return cls._start_once(root, timeout)
+            except _PortTaken:
+                if attempt == attempts - 1:
+                    raise RuntimeError("hub test server: every chosen port was taken by another process")
+        raise AssertionError("unreachable")
+
+    @classmethod
+    def _start_once(cls, root: Path, timeout: float) -> "HubServer":
         port = _free_port()
-        log = (root / "server.log").open("w")
+        log_path = root / "server.log"
+        log = log_path.open("w")
         env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGING"))}
         proc = subprocess.Popen([sys.executable, str(HERE / "server.py"), "--root", str(root), "--port", str(port)],
                                 stdout=log, stderr=subprocess.STDOUT, env=env)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if proc.poll() is not None:
-                raise RuntimeError(f"hub test server exited early: {(root / 'server.log').read_text()[-2000:]}")
+                text = log_path.read_text()
+                if "address already in use" in text.lower():
+                    raise _PortTaken()
+                raise RuntimeError(f"hub test server exited early: {text[-2000:]}")
             try:
                 urllib.request.urlopen(f"http://127.0.0.1:{port}/api/validate-yaml", data=b"{}", timeout=1)
                 return cls(root=root, port=port, proc=proc)
             except urllib.error.HTTPError as exc:
+                proc.kill()
                 raise RuntimeError(f"hub test server answered {exc.code} to its health check") from exc
             except OSError:
                 time.sleep(0.1)
         proc.kill()
-        raise RuntimeError("hub test server did not answer within 30 s")
+        raise RuntimeError(f"hub test server did not answer within {timeout} s: {log_path.read_text()[-2000:]}")
 
     def stop(self) -> None:
         self.proc.terminate()
