@@ -1,4 +1,6 @@
-"""Tiny math: integer addition/subtraction, answer in ``\\boxed{}`` graded by math-verify (verifier ``math``).
+"""Tiny math: add or subtract a one-digit number (a in [0, max_operand], b in [0, 9]); the answer goes in
+``\\boxed{}`` and is graded by math-verify (verifier ``math``). One-digit second operands keep carries learnable
+for a tiny model while leaving ~20 x max_operand distinct problems.
 
 Mirrors the paper's math prompts, which end "Put your answer inside \\boxed{}" (RECIPE.md §2).
 """
@@ -11,7 +13,7 @@ from recipe.domains.base import Example
 
 
 def generate(rng: random.Random, spec: TinyDomainSpec) -> Example:
-    a, b = rng.randint(0, spec.max_operand), rng.randint(0, spec.max_operand)
+    a, b = rng.randint(0, spec.max_operand), rng.randint(0, 9)
     op = rng.choice("+-")
     ans = a + b if op == "+" else a - b
     q = f"What is {a}{op}{b}? Put your answer inside \\boxed{{}}."
