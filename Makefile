@@ -21,9 +21,10 @@ $(STAMP): $(PY) pyproject.toml
 	$(PY) -m pip install -q -e ".[dev]"
 	@touch $(STAMP)
 
-# bubblewrap isolates model-written code (recipe/sandbox); g++ compiles C++ submissions and the sandbox's helper.
+# bubblewrap isolates model-written code (recipe/sandbox); g++ compiles C++ submissions and the sandbox's helper;
+# git serves the loopback Hub used by the tests.
 system-deps:
-	@missing=""; command -v bwrap >/dev/null || missing="$$missing bubblewrap"; command -v g++ >/dev/null || missing="$$missing g++"; \
+	@missing=""; command -v bwrap >/dev/null || missing="$$missing bubblewrap"; command -v g++ >/dev/null || missing="$$missing g++"; command -v git >/dev/null || missing="$$missing git"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    (apt-get update -qq && apt-get install -y -qq $$missing >/dev/null) || echo "WARNING: could not install$$missing; the sandbox will refuse to run"; \

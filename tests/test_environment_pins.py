@@ -1,0 +1,16 @@
+"""environment.yml carries exactly the pins of pyproject.toml (one source of truth, checked)."""
+from __future__ import annotations
+
+import tomllib
+
+import yaml
+
+
+def test_conda_env_matches_pyproject(project_root):
+    meta = tomllib.loads((project_root / "pyproject.toml").read_text())["project"]
+    pins = set(meta["dependencies"]) | {p for group in meta["optional-dependencies"].values() for p in group}
+    env = yaml.safe_load((project_root / "environment.yml").read_text())
+    pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict) and "pip" in d)
+    assert set(pip) == pins
+    assert all("==" in p for p in pins), "every dependency is pinned"
+    assert "python=3.11" in env["dependencies"]
