@@ -79,7 +79,8 @@ def register(app: typer.Typer) -> None:
             run, cfg = open_run(run_id)
             path = Path(checkpoint) if Path(checkpoint).exists() else run.checkpoint_dir(checkpoint)
             model, tok = load_checkpoint(path)
-            scores = validate_domains(model, tok, load_splits(run, cfg), cfg.domains.names, cfg.evaluation)
+            scores = validate_domains(model, tok, load_splits(run, cfg), cfg.domains.names, cfg.evaluation,
+                                      seed=cfg.run.seed)
         except (FileNotFoundError, KeyError, ValueError) as e:
             _fail(str(e))
         typer.echo(json.dumps({"checkpoint": str(path), "scores": scores}, indent=2))

@@ -57,10 +57,11 @@ class DomainsSection(_Section):
 
 class EvaluationSection(_Section):
     max_new_tokens: int = Field(gt=0, description="Generation cap for validation.")
-    batch_size: int = Field(64, gt=0)
+    batch_size: int = Field(64, gt=0, description="Prompts per generation batch.")
     decoding: Literal["greedy", "sample"] = "greedy"
     temperature: float = 1.0
     top_p: float = 1.0
+    samples_per_prompt: int = Field(1, ge=1, description="avg@k: responses sampled per prompt (decoding: sample).")
 
 
 class RecipeConfig(_Section):

@@ -27,7 +27,7 @@ def print_report(run: RunDir, not_run: list[str] | None = None, console: Console
     console = console or Console()
     domains, rows = score_table(run)
     teachers = read_json(run.teachers_path, {}) or {}
-    table = Table(title=f"Run {run.run_id}: validation score per domain after each stage (greedy, %)")
+    table = Table(title=f"Run {run.run_id}: validation score per domain after each stage (%)")
     table.add_column("stage")
     for d in domains:
         table.add_column(d, justify="right")

@@ -44,10 +44,11 @@ def _execute_notebook(phase: str, run: RunDir, stage: str | None = None) -> None
     out = (run.stage_dir(phase) / "notebook.ipynb")
     out.parent.mkdir(parents=True, exist_ok=True)
     params = {"run_id": run.run_id}
-    if stage is not None:
-        params["stage"] = stage
+    if stage is not None and notebook_for(phase).name == "30_cascade_rl_stage.ipynb":
+        params["stage"] = stage  # the other notebooks fix their stage
     pm.execute_notebook(str(notebook_for(phase)), str(out), parameters=params, kernel_name="python3",
-                        progress_bar=False, cwd=str(Path.cwd()), log_output=False)
+                        progress_bar=False, cwd=str(Path.cwd()), log_output=False,
+                        kernel_manager_class="recipe.pipeline.kernel.IPCKernelManager")
 
 
 def run_pipeline(profile: str = "tiny", run_id: str | None = None, overrides: list[str] | tuple = (),

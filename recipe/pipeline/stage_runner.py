@@ -128,7 +128,7 @@ def run_stage(run: RunDir, cfg: RecipeConfig, stage: str, *, progress: bool = Tr
             summary = train_rl(ctx, scfg, teachers=teachers, ref_model=ref)
         save_checkpoint(model, tok, run.checkpoint_dir(stage))
         t_train = time.time() - t0
-        scores = validate_domains(model, tok, splits, cfg.domains.names, cfg.evaluation)
+        scores = validate_domains(model, tok, splits, cfg.domains.names, cfg.evaluation, seed=cfg.run.seed)
         run.write_validation(stage, scores)
         teachers_now = record_scores(run, stage, scores)
     except BaseException as e:
