@@ -134,3 +134,12 @@ def test_masked_sequence_logprobs_match_full_computation():
     model.zero_grad()
     (full.sum()).backward()
     assert torch.allclose(g_part, model.lm_head.weight.grad, atol=1e-5)
+
+
+def test_inverse_cdf_sampler_matches_the_distribution():
+    from recipe.train.rollout import _sample_inverse_cdf
+    torch.manual_seed(0)
+    probs = torch.tensor([[0.1, 0.0, 0.6, 0.3]]).repeat(20000, 1)
+    draws = _sample_inverse_cdf(probs, 1).flatten()
+    freq = torch.bincount(draws, minlength=4).float() / len(draws)
+    assert freq[1] == 0 and torch.allclose(freq, probs[0], atol=0.015)

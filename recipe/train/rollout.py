@@ -7,6 +7,7 @@ before the token cap: unfinished = overlong).
 """
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
 import torch
@@ -49,16 +50,41 @@ def response_text(tokenizer, ids: list[int]) -> str:
     return tokenizer.decode(out, skip_special_tokens=False)
 
 
+_MULTINOMIAL = torch.multinomial
+
+
+def _sample_inverse_cdf(probs, num_samples, replacement=False, *, generator=None, out=None):
+    """Draw one token per row by inverse-CDF sampling: the same distribution as ``torch.multinomial``, but one
+    uniform number per row instead of one exponential per vocabulary entry (22% of generation time here)."""
+    if num_samples != 1 or probs.dim() != 2 or out is not None:
+        return _MULTINOMIAL(probs, num_samples, replacement, generator=generator, out=out)
+    cdf = probs.float().cumsum(-1)
+    u = torch.rand(probs.shape[0], 1, generator=generator, device=probs.device) * cdf[:, -1:]
+    return torch.searchsorted(cdf, u, right=True).clamp_(max=probs.shape[-1] - 1)
+
+
+@contextlib.contextmanager
+def fast_sampling():
+    """Within this block ``torch.multinomial(probs, 1)`` (what Hugging Face's sampler calls) uses inverse-CDF
+    sampling. Only generation in this module enters it."""
+    torch.multinomial = _sample_inverse_cdf
+    try:
+        yield
+    finally:
+        torch.multinomial = _MULTINOMIAL
+
+
 @torch.no_grad()
 def generate(model, tokenizer, prompts: list[str], *, max_new_tokens: int, temperature: float, top_p: float,
              greedy: bool = False) -> RolloutBatch:
     enc = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
     was_training = model.training
     model.eval()
-    out = model.generate(
-        **enc, max_new_tokens=max_new_tokens, do_sample=not greedy, temperature=None if greedy else temperature,
-        top_p=None if greedy else top_p, top_k=None, pad_token_id=tokenizer.pad_token_id,
-        eos_token_id=tokenizer.eos_token_id, return_dict_in_generate=True, output_logits=not greedy)
+    with fast_sampling():
+        out = model.generate(
+            **enc, max_new_tokens=max_new_tokens, do_sample=not greedy, temperature=None if greedy else temperature,
+            top_p=None if greedy else top_p, top_k=None, pad_token_id=tokenizer.pad_token_id,
+            eos_token_id=tokenizer.eos_token_id, return_dict_in_generate=True, output_logits=not greedy)
     if was_training:
         model.train()
     seq = out.sequences
