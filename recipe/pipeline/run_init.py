@@ -24,12 +24,11 @@ def default_run_id(cfg: RecipeConfig) -> str:
 
 
 def init_run(profile: str = "tiny", run_id: str | None = None, overrides: list[str] | tuple = ()) -> tuple[RunDir, RecipeConfig]:
-    """Resolve the config and write it into the run dir. An existing run keeps its config unless overrides or a
-    different profile are given, in which case the new config replaces it (stages whose inputs changed re-run)."""
+    """Resolve ``profile`` + ``overrides`` and write it as the run's config.yaml (creating the run if needed).
+    The config is always what was asked for now: on an existing run, stages whose inputs this changes re-run and
+    the others are skipped. (`recipe stage` and the notebooks reuse a run's stored config instead.)"""
     cfg = load_config(profile, overrides)
     run = RunDir.for_id(run_id or default_run_id(cfg))
-    if run.config_path.exists() and not overrides and Path(profile).name == run.read_run_json().get("profile"):
-        cfg = load_config(run.config_path)
     run.path.mkdir(parents=True, exist_ok=True)
     write_text_atomic(run.config_path, config_to_yaml(cfg))
     prev = run.read_run_json() if run.exists() else {}
