@@ -77,11 +77,16 @@ def test_tiny_is_default_and_small():
     assert cfg.profile == "tiny" and cfg.model.source == "build_tiny" and cfg.run.until == "mopd"
 
 
-def test_unknown_key_names_key_and_file(tmp_path):
-    prof = tmp_path / "bad"
+def _copy_tiny(tmp_path, name):
+    prof = tmp_path / name
     prof.mkdir()
     for f in (PROFILES_DIR / "tiny").glob("*.yaml"):
         (prof / f.name).write_text(f.read_text())
+    return prof
+
+
+def test_unknown_key_names_key_and_file(tmp_path):
+    prof = _copy_tiny(tmp_path, "bad")
     stages = prof / "stages.yaml"
     stages.write_text(stages.read_text().replace("sft:\n", "sft:\n  learning_rate: 1.0\n", 1))
     with pytest.raises(ConfigError) as e:
@@ -91,10 +96,7 @@ def test_unknown_key_names_key_and_file(tmp_path):
 
 
 def test_wrong_type_names_key_and_file(tmp_path):
-    prof = tmp_path / "bad2"
-    prof.mkdir()
-    for f in (PROFILES_DIR / "tiny").glob("*.yaml"):
-        (prof / f.name).write_text(f.read_text())
+    prof = _copy_tiny(tmp_path, "bad2")
     run = prof / "run.yaml"
     run.write_text(run.read_text().replace("seed: 0", "seed: zero"))
     with pytest.raises(ConfigError) as e:
@@ -103,10 +105,7 @@ def test_wrong_type_names_key_and_file(tmp_path):
 
 
 def test_section_defined_twice_is_refused(tmp_path):
-    prof = tmp_path / "dup"
-    prof.mkdir()
-    for f in (PROFILES_DIR / "tiny").glob("*.yaml"):
-        (prof / f.name).write_text(f.read_text())
+    prof = _copy_tiny(tmp_path, "dup")
     (prof / "zz.yaml").write_text("sft:\n  lr: 1.0\n")
     with pytest.raises(ConfigError, match="defined in"):
         load_config(prof)

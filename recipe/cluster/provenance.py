@@ -15,6 +15,8 @@ import subprocess
 from pathlib import Path
 from typing import Any, Optional
 
+from recipe.pipeline.hashing import sha256_file  # noqa: F401  (one implementation; re-exported here)
+
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -72,14 +74,6 @@ def snapshot_code(dest: Path, *, state: dict[str, Any], root: Path = PROJECT_ROO
             (dest / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dest / rel)
     return dest
-
-
-def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(chunk), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def sha256_text(text: str) -> str:

@@ -4,15 +4,9 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from recipe.pipeline.hashing import sha256_file  # noqa: F401  (re-exported: one implementation)
+
 _CHUNK = 1 << 20
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(_CHUNK), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def git_blob_sha1(path: Path) -> str:

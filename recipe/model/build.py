@@ -7,7 +7,6 @@ chat template) written atomically: into ``<dir>.tmp`` then renamed.
 """
 from __future__ import annotations
 
-import os
 import shutil
 import warnings
 from pathlib import Path
@@ -17,6 +16,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig, 
 from transformers.utils import logging as hf_logging
 
 from recipe.config.model_section import ModelSection
+from recipe.runs.layout import replace_dir
 from recipe.model.tokenizer import train_tokenizer
 
 
@@ -66,14 +66,7 @@ def save_checkpoint(model, tokenizer, path: Path) -> Path:
     tokenizer.save_pretrained(tmp)
     if model.generation_config is not None:
         model.generation_config.save_pretrained(tmp)
-    old = path.with_name(path.name + ".old")
-    if path.exists():
-        if old.exists():
-            shutil.rmtree(old)
-        os.replace(path, old)
-    os.replace(tmp, path)
-    if old.exists():
-        shutil.rmtree(old)
+    replace_dir(tmp, path)
     return path
 
 

@@ -60,6 +60,20 @@ def write_text_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def replace_dir(tmp: Path, path: Path) -> None:
+    """Move a fully written folder ``tmp`` to ``path``, replacing any previous copy: the old copy is renamed to
+    ``<path>.old`` first and removed last, so a kill at any moment leaves a complete folder at one of the names."""
+    import shutil
+    old = path.with_name(path.name + ".old")
+    if path.exists():
+        if old.exists():
+            shutil.rmtree(old)
+        os.replace(path, old)
+    os.replace(tmp, path)
+    if old.exists():
+        shutil.rmtree(old)
+
+
 def read_json(path: Path, default: Any = None) -> Any:
     path = Path(path)
     if not path.exists():

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 from pathlib import Path
 
 import torch
 from safetensors.torch import load_file, save_file
+
+from recipe.runs.layout import replace_dir
 
 
 def step_seed(seed: int, stage: str, step: int) -> int:
@@ -44,14 +45,7 @@ def save_state(dirpath: Path, model, optimizer, step: int, extra: dict | None = 
     tensors, meta = _optimizer_tensors(optimizer)
     save_file(tensors, str(tmp / "optimizer.safetensors"))
     (tmp / "state.json").write_text(json.dumps({"step": step, "optimizer": meta, **(extra or {})}))
-    old = dirpath.with_name(dirpath.name + ".old")
-    if dirpath.exists():
-        if old.exists():
-            shutil.rmtree(old)
-        os.replace(dirpath, old)
-    os.replace(tmp, dirpath)
-    if old.exists():
-        shutil.rmtree(old)
+    replace_dir(tmp, dirpath)
 
 
 def load_state(dirpath: Path, model, optimizer) -> int | None:
