@@ -10,12 +10,13 @@ from __future__ import annotations
 import pandas as pd
 
 from recipe.config.schema import STAGE_PLAN
-from recipe.pipeline import plots
 from recipe.pipeline.data_phase import prepare_data
 from recipe.pipeline.report import report_rows
 from recipe.pipeline.run_init import init_run, open_run
-from recipe.pipeline.stage_runner import run_stage
 from recipe.runs.layout import DATA_PHASE, RunDir
+
+# torch/transformers (stage_runner) and matplotlib (plots) are imported inside the functions that need them, so
+# the data and report notebooks start a few seconds faster.
 
 
 def ensure_run(run_id: str, profile: str = "tiny", overrides: list[str] | None = None):
@@ -50,6 +51,7 @@ def curate_tiny(run_id: str):
 def stage(run_id: str, stage: str, profile: str = "tiny", overrides: list[str] | None = None,
           progress: bool = True) -> dict:
     """Run one stage in-process (earlier missing phases first); returns its manifest."""
+    from recipe.pipeline.stage_runner import run_stage
     run, cfg = ensure_run(run_id, profile, overrides)
     prepare_data(run, cfg)
     for s in STAGE_PLAN[: STAGE_PLAN.index(stage)]:
@@ -68,6 +70,7 @@ def validation_table(run_id: str, stage: str) -> pd.DataFrame:
 
 
 def stage_curves(run_id: str, stage: str):
+    from recipe.pipeline import plots
     return plots.plot_stage_curves(RunDir.for_id(run_id), stage)
 
 
@@ -76,6 +79,7 @@ def scores_table(run_id: str) -> pd.DataFrame:
 
 
 def heatmap(run_id: str):
+    from recipe.pipeline import plots
     return plots.plot_heatmap(RunDir.for_id(run_id))
 
 
