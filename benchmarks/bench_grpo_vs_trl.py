@@ -74,7 +74,7 @@ def time_trl(cfg, splits, model, tok, steps: int) -> list[float]:
     batch = s.prompts_per_step * s.generations_per_prompt
     args = GRPOConfig(
         output_dir=tempfile.mkdtemp(prefix="bench-trl-"), per_device_train_batch_size=batch,
-        num_generations=s.generations_per_prompt, generation_batch_size=batch, steps_per_generation=1,
+        num_generations=s.generations_per_prompt, steps_per_generation=1,
         num_iterations=1, max_completion_length=s.max_response_tokens, temperature=s.temperature, top_p=s.top_p,
         beta=0.0, loss_type="dapo", scale_rewards="group", learning_rate=s.lr, lr_scheduler_type="constant",
         adam_beta1=s.adam_betas[0], adam_beta2=s.adam_betas[1], weight_decay=0.0, max_grad_norm=s.grad_clip,

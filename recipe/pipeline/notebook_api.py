@@ -37,14 +37,20 @@ def data_phase(run_id: str, profile: str = "tiny", overrides: list[str] | None =
     return pd.DataFrame(rows).set_index("domain"), files
 
 
-def curate_tiny(run_id: str):
-    """Run the curation pipeline on the tiny training files, decontaminated against the validation files."""
+def curate_data(run_id: str, sources: list[str] | None = None, decontaminate_against: list[str] | None = None):
+    """Run the curation pipeline (`recipe data curate`) into ``00_data/curated``: on ``sources`` (files or
+    downloaded Hub folders, e.g. from `recipe hub download rl-data`) when given, else on the tiny training files
+    decontaminated against the tiny validation files. Returns (report, counts table)."""
     from recipe.data.curate import curate
     from recipe.data.report import report_table
     run, cfg = open_run(run_id)
     d = run.stage_dir(DATA_PHASE)
-    report = curate([str(p) for p in sorted(d.glob("*_train.jsonl"))], str(d / "curated"), fmt="auto",
-                    decontaminate_against=[str(p) for p in sorted(d.glob("*_val.jsonl"))], config=cfg.data)
+    if sources:
+        inputs, evals = [str(p) for p in sources], [str(p) for p in (decontaminate_against or [])]
+    else:
+        inputs = [str(p) for p in sorted(d.glob("*_train.jsonl"))]
+        evals = [str(p) for p in sorted(d.glob("*_val.jsonl"))] + [str(p) for p in (decontaminate_against or [])]
+    report = curate(inputs, str(d / "curated"), fmt="auto", decontaminate_against=evals, config=cfg.data)
     return report, report_table(report)
 
 
