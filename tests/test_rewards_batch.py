@@ -1,9 +1,6 @@
 """verify_batch: bad input never breaks a batch (issue 3 item 7), counts reconcile, pool and Ray paths agree."""
 from __future__ import annotations
 
-import math
-import os
-import time
 
 import pytest
 
@@ -94,22 +91,18 @@ def test_worker_pool_matches_in_process():
     assert sum(r.score for r in inproc) == sum(1 for i in range(60) if i % 3 and i % 5 == i % 7)
 
 
-@pytest.mark.skipif(os.environ.get("RECIPE_TEST_RAY") != "1", reason="Ray start-up takes ~10 s on 2 cores; set RECIPE_TEST_RAY=1 to run the Ray path")
 def test_ray_tasks_match_in_process():
     ray = pytest.importorskip("ray")
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         recs, resps = _mixed(40)
-        t = time.monotonic()
         out = verify_batch(recs, resps, ray_address="auto", chunk_size=10)
-        assert time.monotonic() - t < 120
         assert [(r.score, r.reason) for r in out] == [(r.score, r.reason) for r in verify_batch(recs, resps)]
     finally:
         ray.shutdown()
 
 
-def test_math_throughput_is_not_pathological():
+def test_repeated_math_rows_all_verify():
     recs = [rec("math", expected_answer="\\frac{1}{2}")] * 50
-    t = time.monotonic()
     out = verify_batch(recs, ["\\boxed{0.5}"] * 50)
-    assert all(r.score == 1.0 for r in out) and math.isfinite(time.monotonic() - t)
+    assert all(r.score == 1.0 for r in out)
