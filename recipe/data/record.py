@@ -103,8 +103,10 @@ def make_record(*, id: str, domain: str, messages: list[dict], source_name: str,
                             "metadata": metadata or {}, "license": license})
 
 
-def content_text(content: Any) -> str:
-    """Plain text of a message ``content`` (a string, or a list of Responses/Chat content parts)."""
+def content_text(content: Any, *, strict: bool = False, joiner: str = "\n") -> str:
+    """Plain text of a message ``content`` (a string, or a list of Responses/Chat content parts: strings, ``text``
+    parts and ``refusal`` parts). ``strict`` raises ``ValueError`` on any other part or content type instead of
+    skipping it (the verifiers grade only what they can read)."""
     if content is None:
         return ""
     if isinstance(content, str):
@@ -116,7 +118,13 @@ def content_text(content: Any) -> str:
                 parts.append(p)
             elif isinstance(p, dict) and isinstance(p.get("text"), str):
                 parts.append(p["text"])
-        return "\n".join(parts)
+            elif isinstance(p, dict) and p.get("type") == "refusal" and isinstance(p.get("refusal"), str):
+                parts.append(p["refusal"])
+            elif strict:
+                raise ValueError(f"unsupported content part {type(p).__name__}: {str(p)[:80]}")
+        return joiner.join(parts)
+    if strict:
+        raise ValueError(f"message content must be a string or a list of parts, got {type(content).__name__}")
     return str(content)
 
 

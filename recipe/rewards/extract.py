@@ -18,6 +18,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from recipe.data.record import content_text
+
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 
 
@@ -35,23 +37,10 @@ class ParsedResponse:
 
 
 def _content_text(content: Any) -> str:
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for p in content:
-            if isinstance(p, str):
-                parts.append(p)
-            elif isinstance(p, dict) and isinstance(p.get("text"), str):
-                parts.append(p["text"])
-            elif isinstance(p, dict) and p.get("type") in ("refusal",) and isinstance(p.get("refusal"), str):
-                parts.append(p["refusal"])
-            else:
-                raise BadResponse(f"unsupported content part {type(p).__name__}: {str(p)[:80]}")
-        return "".join(parts)
-    raise BadResponse(f"message content must be a string or a list of parts, got {type(content).__name__}")
+    try:
+        return content_text(content, strict=True, joiner="")
+    except ValueError as e:
+        raise BadResponse(str(e)) from None
 
 
 def _call(name: Any, arguments: Any) -> dict:
