@@ -156,3 +156,18 @@ def test_stage_notebook_with_cluster_backend_renders_instead_of_training(runs_di
     run = RunDir(runs_dir / "paper-nb")
     assert not (run.stage_dir("if_rl") / "checkpoint").exists()  # nothing trained in-process
     assert list((run.stage_dir("if_rl") / "cluster").rglob("*.yaml"))
+
+
+def test_papermill_parameters_override_config_values(runs_dir, project_root):
+    import papermill as pm
+    import yaml
+    out = runs_dir.parent / "data_nb.ipynb"
+    pm.execute_notebook(str(project_root / "notebooks" / "00_data.ipynb"), str(out), kernel_name="python3",
+                        parameters={"run_id": "pm", "overrides": ["domains.tiny.val_items=7",
+                                                                  "domains.tiny.train_items=40"]},
+                        progress_bar=False)
+    run = RunDir(runs_dir / "pm")
+    cfg = yaml.safe_load(run.config_path.read_text())
+    assert cfg["domains"]["tiny"]["val_items"] == 7
+    assert run.read_manifest("data")["counts"]["math_val"] == 7
+    assert run.read_manifest("data")["counts"]["mcqa_train"] == 40
