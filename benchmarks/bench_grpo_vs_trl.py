@@ -25,17 +25,15 @@ import torch
 
 def build_model(checkpoint: str | None):
     from recipe.config import load_config
-    from recipe.domains import build_tiny_splits, to_sft_messages
+    from recipe.domains import build_tiny_splits, tokenizer_corpus
     from recipe.model import build_tiny, load_checkpoint
-    from recipe.pipeline.stage_runner import _render_without_tokenizer
     cfg = load_config("tiny")
     splits = build_tiny_splits(cfg.domains.tiny, cfg.domains.names, cfg.run.seed)
     if checkpoint and Path(checkpoint).exists():
         model, tok = load_checkpoint(checkpoint)
         origin = checkpoint
     else:
-        corpus = [_render_without_tokenizer(to_sft_messages(r, t), r["tools"], t)
-                  for d in splits for r in splits[d]["train"][:500] for t in (True, False)]
+        corpus = tokenizer_corpus(splits, cfg.domains.names, 500)
         model, tok = build_tiny(cfg.model, corpus, 0)
         origin = "untrained tiny model (pass --checkpoint for an SFT one)"
     return cfg, splits, model, tok, origin
@@ -44,15 +42,16 @@ def build_model(checkpoint: str | None):
 def time_ours(cfg, splits, model, tok, steps: int) -> list[float]:
     from recipe.runs import RunDir
     from recipe.train.context import StageContext
-    from recipe.train.rl import rl_step
+    from recipe.train.rl import rl_prompt_pools, rl_step
     scfg = cfg.if_rl.model_copy(update={"dynamic_filtering": False})
     run = RunDir(tempfile.mkdtemp(prefix="bench-ours-"))
     ctx = StageContext(run=run, stage="if_rl", cfg=cfg, model=model, tokenizer=tok, splits=splits, progress=False)
     opt = torch.optim.AdamW(model.parameters(), lr=scfg.lr, betas=tuple(scfg.adam_betas), weight_decay=0.0)
+    pools = rl_prompt_pools(ctx, scfg)
     times = []
     for step in range(steps + 1):
         t0 = time.perf_counter()
-        rl_step(ctx, scfg, opt, step)
+        rl_step(ctx, scfg, opt, step, pools)
         times.append(time.perf_counter() - t0)
     return times[1:]
 

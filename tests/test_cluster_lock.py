@@ -1,7 +1,6 @@
 """Container lock: digest resolution through each tool, refusal while unpinned, in-container fingerprint check."""
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 import sys

@@ -29,7 +29,6 @@ def test_split_is_deterministic_disjoint_and_near_fraction():
 
 def test_curated_splits_share_no_row_or_text(tmp_path):
     import json
-    from pathlib import Path
     from recipe.data.curate import curate
     from recipe.config.data_section import DataSection
     rows = [{"messages": [{"role": "user", "content": f"Question {i}: what is {i} plus {i}?"},

@@ -6,17 +6,15 @@ import torch
 from transformers import NemotronHForCausalLM
 
 from recipe.config import load_config
-from recipe.domains import build_tiny_splits, to_sft_messages
+from recipe.domains import build_tiny_splits, tokenizer_corpus
 from recipe.model import build_tiny, load_checkpoint, save_checkpoint
-from recipe.pipeline.stage_runner import _render_without_tokenizer
 from recipe.train.rollout import generate, render_prompt
 
 
 def _tiny():
     cfg = load_config("tiny", ["domains.tiny.train_items=200", "domains.tiny.val_items=20"])
     sp = build_tiny_splits(cfg.domains.tiny, cfg.domains.names, 0)
-    corpus = [_render_without_tokenizer(to_sft_messages(r, t), r["tools"], t)
-              for d in sp for r in sp[d]["train"][:100] for t in (True, False)]
+    corpus = tokenizer_corpus(sp, list(sp), 100)
     model, tok = build_tiny(cfg.model, corpus, 0)
     return cfg, sp, model, tok
 

@@ -1,6 +1,7 @@
 """``recipe run``, ``recipe stage``, ``recipe eval``, ``recipe report`` and ``recipe config``: the cascade itself."""
 from __future__ import annotations
 
+import contextlib
 from typing import List, Optional
 
 import typer
@@ -12,6 +13,17 @@ console = Console()
 def _fail(msg: str) -> None:
     console.print(f"[bold red]error:[/] {msg}")
     raise typer.Exit(2)
+
+
+@contextlib.contextmanager
+def _user_errors():
+    """Bad input (config, unknown stage or run, a stage this backend cannot run) -> message + exit code 2.
+    ConfigError and StageNotImplemented are ValueError / RuntimeError subclasses with a complete message."""
+    from recipe.pipeline.stage_runner import StageNotImplemented
+    try:
+        yield
+    except (ValueError, FileNotFoundError, KeyError, StageNotImplemented) as e:
+        _fail(e.args[0] if isinstance(e, KeyError) and e.args else str(e))
 
 
 def register(app: typer.Typer) -> None:
@@ -26,44 +38,40 @@ def register(app: typer.Typer) -> None:
         overrides: List[str] = typer.Argument(None, help="More key=value overrides."),
     ) -> None:
         """Run the cascade end to end through the notebooks (papermill), then print the final table."""
-        from recipe.config import ConfigError
-        from recipe.pipeline.runner import StageNotImplemented, run_pipeline
-        try:
+        from recipe.pipeline.runner import run_pipeline
+        with _user_errors():
             run_pipeline(profile=profile, run_id=run_id, overrides=[*set_, *(overrides or [])],
                          from_stage=from_stage, until=until, via_notebooks=not no_notebooks)
-        except (ConfigError, StageNotImplemented, ValueError, FileNotFoundError) as e:
-            _fail(str(e))
 
     @app.command("stage")
     def stage(
         name: str = typer.Argument(..., help="Stage name, e.g. sft, if_rl, multi_domain_rl, mopd."),
-        run_id: str = typer.Option(..., help="Run id (the run must exist: `recipe run` or `recipe init`)."),
-        profile: str = typer.Option("tiny", help="Profile used if the run does not exist yet."),
-        set_: List[str] = typer.Option([], "--set", "-s", help="key=value override (only when creating the run)."),
+        run_id: str = typer.Option(..., help="Run id; created from --profile if it does not exist."),
+        profile: str = typer.Option("tiny", help="Profile used when the run is created or --set is given."),
+        set_: List[str] = typer.Option([], "--set", "-s", help="key=value override: the run's config is re-resolved "
+                                       "from --profile plus these (stages whose inputs change re-run)."),
     ) -> None:
-        """Run one stage of a run in-process (what the stage notebook calls)."""
-        from recipe.config import ConfigError
-        from recipe.pipeline.runner import StageNotImplemented, run_stage_in_process
-        try:
+        """Run one stage of a run in-process (what the stage notebook calls); missing data is generated first."""
+        from recipe.pipeline.runner import run_stage_in_process
+        with _user_errors():
             run_stage_in_process(name, run_id=run_id, profile=profile, overrides=set_)
-        except (ConfigError, StageNotImplemented, ValueError, FileNotFoundError, KeyError) as e:
-            _fail(str(e))
 
     @app.command("report")
     def report(run_id: str = typer.Option(..., help="Run id.")) -> None:
         """Print the checkpoint x domain table and the chosen teachers of a run."""
         from recipe.pipeline.report import print_report
         from recipe.runs import RunDir
-        try:
-            print_report(RunDir.for_id(run_id))
-        except FileNotFoundError as e:
-            _fail(str(e))
+        with _user_errors():
+            run = RunDir.for_id(run_id)
+            run.read_run_json()  # a clear error for a run that does not exist
+            print_report(run)
 
     @app.command("eval")
     def eval_(
         run_id: str = typer.Option(..., help="Run id."),
         checkpoint: str = typer.Option(..., help="Stage whose checkpoint to evaluate, or a checkpoint folder."),
-        suite: str = typer.Option("domains", help="domains: the run's validation domains (greedy, %)."),
+        suite: str = typer.Option("domains", help="domains: the run's validation domains, scored as its "
+                                 "`evaluation` section says (%)."),
     ) -> None:
         """Score a checkpoint on the run's validation domains and print the per-domain scores as JSON."""
         import json
@@ -75,14 +83,12 @@ def register(app: typer.Typer) -> None:
         from recipe.pipeline.run_init import open_run
         if suite != "domains":
             _fail(f"suite {suite!r} is not implemented by the local backend; available: domains")
-        try:
+        with _user_errors():
             run, cfg = open_run(run_id)
             path = Path(checkpoint) if Path(checkpoint).exists() else run.checkpoint_dir(checkpoint)
             model, tok = load_checkpoint(path)
             scores = validate_domains(model, tok, load_splits(run, cfg), cfg.domains.names, cfg.evaluation,
                                       seed=cfg.run.seed)
-        except (FileNotFoundError, KeyError, ValueError) as e:
-            _fail(str(e))
         typer.echo(json.dumps({"checkpoint": str(path), "scores": scores}, indent=2))
 
     @app.command("config")
@@ -91,8 +97,6 @@ def register(app: typer.Typer) -> None:
         set_: List[str] = typer.Option([], "--set", "-s", help="key=value override."),
     ) -> None:
         """Print the fully resolved config of a profile (with overrides)."""
-        from recipe.config import ConfigError, config_to_yaml, load_config
-        try:
+        from recipe.config import config_to_yaml, load_config
+        with _user_errors():
             typer.echo(config_to_yaml(load_config(profile, set_)))
-        except ConfigError as e:
-            _fail(str(e))

@@ -40,7 +40,8 @@ class TokenizerSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     vocab_size: int = Field(description="Target BPE vocabulary size (tokenizer trained offline on the tiny domains).")
-    corpus_examples: int = Field(2000, description="Tiny-domain examples used to train the tokenizer.")
+    corpus_examples: int = Field(2000, description="Size of the tokenizer's training corpus: corpus_examples // 2 "
+                                 "training records per domain, each rendered in thinking and instruct mode.")
 
 
 class ModelSection(BaseModel):

@@ -14,6 +14,7 @@ import random
 from recipe.config.schema import TinyDomainSpec
 from recipe.domains import if_domain, math_domain, mcqa_domain, tool_call_domain
 from recipe.domains.base import Example
+from recipe.model.chat_template import render_chat
 
 GENERATORS = {
     "math": math_domain.generate,
@@ -94,4 +95,11 @@ def to_sft_messages(record: dict, thinking: bool) -> list[dict]:
     return [*record["messages"], msg]
 
 
-__all__ = ["GENERATORS", "build_tiny_splits", "pool", "to_sft_messages"]
+def tokenizer_corpus(splits: dict, names: list[str], per_domain: int) -> list[str]:
+    """Chat-rendered SFT conversations (both modes) of the first ``per_domain`` training records of each domain:
+    the text the tiny tokenizer is trained on."""
+    return [render_chat(to_sft_messages(r, thinking), r.get("tools"), enable_thinking=thinking)
+            for d in names for r in splits[d]["train"][:per_domain] for thinking in (True, False)]
+
+
+__all__ = ["GENERATORS", "build_tiny_splits", "pool", "to_sft_messages", "tokenizer_corpus"]

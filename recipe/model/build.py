@@ -26,11 +26,9 @@ def _quiet_hf() -> None:
     warnings.filterwarnings("ignore", message=".*fast path.*")
 
 
-def nemotron_h_config(section: ModelSection, vocab_size: int, tokenizer) -> NemotronHConfig:
-    arch = section.architecture.model_dump()
-    arch["vocab_size"] = max(vocab_size, arch["vocab_size"])
+def nemotron_h_config(section: ModelSection, tokenizer) -> NemotronHConfig:
     return NemotronHConfig(
-        **arch, use_mamba_kernels=False, pad_token_id=tokenizer.pad_token_id, bos_token_id=None,
+        **section.architecture.model_dump(), use_mamba_kernels=False, pad_token_id=tokenizer.pad_token_id, bos_token_id=None,
         eos_token_id=tokenizer.eos_token_id, use_cache=True, dtype=section.dtype, architectures=["NemotronHForCausalLM"])
 
 
@@ -43,7 +41,7 @@ def build_tiny(section: ModelSection, corpus: list[str], seed: int):
     if len(tokenizer) > section.architecture.vocab_size:
         raise ValueError(f"tokenizer has {len(tokenizer)} tokens > model.architecture.vocab_size="
                          f"{section.architecture.vocab_size}; raise the latter")
-    config = nemotron_h_config(section, len(tokenizer), tokenizer)
+    config = nemotron_h_config(section, tokenizer)
     torch.manual_seed(seed)
     model = NemotronHForCausalLM(config)
     model.generation_config = default_generation_config(tokenizer)

@@ -11,6 +11,15 @@
 - There is no ``tool`` role: tool results go back as a ``user`` turn wrapped in ``<tool_response>...</tool_response>``.
 """
 
+def render_chat(messages: list[dict], tools: list | None = None, *, enable_thinking: bool = True,
+                add_generation_prompt: bool = False) -> str:
+    """Render with the template but without a tokenizer (the tiny tokenizer is trained on these strings)."""
+    from transformers.utils.chat_template_utils import render_jinja_template
+    out, _ = render_jinja_template(conversations=[messages], chat_template=CHAT_TEMPLATE, tools=tools,
+                                   enable_thinking=enable_thinking, add_generation_prompt=add_generation_prompt)
+    return out[0]
+
+
 THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"
 SPECIAL_TOKENS = ["<pad>", "<|im_start|>", "<|im_end|>", THINK_OPEN, THINK_CLOSE, "<tool_call>", "</tool_call>",

@@ -36,7 +36,7 @@ def prepare_data(run: RunDir, cfg: RecipeConfig, force: bool = False) -> dict[st
     run.write_manifest(DATA_PHASE, {
         "stage": DATA_PHASE, "status": "done", "inputs": inputs,
         "outputs": {p.name: sha256_file(p) for p in files.values()},
-        "counts": {k: sum(1 for _ in open(p)) for k, p in files.items()},
+        "counts": {f"{n}_{s}": len(split[s]) for n, split in splits.items() for s in ("train", "val")},
         "timings": {"wall_s": round(time.time() - t0, 3)}})
     return files
 

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from recipe.config.schema import STAGE_PLAN
 from recipe.pipeline.data_phase import prepare_data
 from recipe.pipeline.report import report_rows
-from recipe.pipeline.run_init import init_run, open_run
+from recipe.pipeline.run_init import open_or_init_run, open_run
 from recipe.runs.layout import DATA_PHASE, RunDir
 
 # torch/transformers (stage_runner) and matplotlib (plots) are imported inside the functions that need them, so
@@ -21,10 +20,7 @@ from recipe.runs.layout import DATA_PHASE, RunDir
 
 def ensure_run(run_id: str, profile: str = "tiny", overrides: list[str] | None = None):
     """Open ``run_id`` (or create it from ``profile`` + ``overrides``); returns (RunDir, config)."""
-    run = RunDir.for_id(run_id)
-    if run.config_path.exists() and not overrides:
-        return open_run(run_id)
-    return init_run(profile, run_id, overrides or [])
+    return open_or_init_run(run_id, profile, overrides or [])
 
 
 def data_phase(run_id: str, profile: str = "tiny", overrides: list[str] | None = None) -> pd.DataFrame:
@@ -57,14 +53,8 @@ def curate_data(run_id: str, sources: list[str] | None = None, decontaminate_aga
 def stage(run_id: str, stage: str, profile: str = "tiny", overrides: list[str] | None = None,
           progress: bool = True) -> dict:
     """Run one stage in-process (earlier missing phases first); returns its manifest."""
-    from recipe.pipeline.stage_runner import run_stage
-    run, cfg = ensure_run(run_id, profile, overrides)
-    prepare_data(run, cfg)
-    for s in STAGE_PLAN[: STAGE_PLAN.index(stage)]:
-        if not run.is_done(s):
-            print(f"earlier stage {s} is not done in run {run_id}: running it first")
-            run_stage(run, cfg, s, progress=progress)
-    m = run_stage(run, cfg, stage, progress=progress)
+    from recipe.pipeline.runner import run_stage_in_process
+    m = run_stage_in_process(stage, run_id, profile, overrides or [], progress=progress, run_earlier=True)
     if m.get("skipped"):
         print(f"{stage}: already done with the same inputs - skipped (delete its manifest to re-run)")
     return m

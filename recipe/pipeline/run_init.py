@@ -40,6 +40,14 @@ def init_run(profile: str = "tiny", run_id: str | None = None, overrides: list[s
     return run, cfg
 
 
+def open_or_init_run(run_id: str, profile: str = "tiny", overrides: list[str] | tuple = ()
+                     ) -> tuple[RunDir, RecipeConfig]:
+    """The run's stored config when it exists and no overrides are given; else ``init_run``."""
+    if RunDir.for_id(run_id).config_path.exists() and not overrides:
+        return open_run(run_id)
+    return init_run(profile, run_id, overrides)
+
+
 def open_run(run_id: str) -> tuple[RunDir, RecipeConfig]:
     run = RunDir.for_id(run_id)
     if not run.config_path.exists():

@@ -12,7 +12,7 @@ from rich.console import Console
 from recipe.config.schema import STAGE_PLAN
 from recipe.pipeline.data_phase import prepare_data
 from recipe.pipeline.report import print_report
-from recipe.pipeline.run_init import init_run, open_run
+from recipe.pipeline.run_init import init_run, open_or_init_run
 from recipe.pipeline.stage_runner import StageNotImplemented, check_runnable, run_stage, stage_inputs
 from recipe.runs.layout import DATA_PHASE, REPORT_PHASE, RunDir, write_json_atomic
 
@@ -41,7 +41,7 @@ def select_stages(from_stage: str | None, until: str) -> list[str]:
 
 def _execute_notebook(phase: str, run: RunDir, stage: str | None = None) -> None:
     import papermill as pm
-    out = (run.stage_dir(phase) / "notebook.ipynb")
+    out = run.notebook_path(phase)
     out.parent.mkdir(parents=True, exist_ok=True)
     params = {"run_id": run.run_id}
     if stage is not None and notebook_for(phase).name == "30_cascade_rl_stage.ipynb":
@@ -96,16 +96,19 @@ def _is_current(run: RunDir, cfg, stage: str) -> bool:
 
 
 def run_stage_in_process(stage: str, run_id: str, profile: str = "tiny", overrides: list[str] | tuple = (),
-                         progress: bool = True) -> dict:
-    """What `recipe stage NAME` and the stage notebooks call."""
-    run = RunDir.for_id(run_id)
-    if run.config_path.exists() and not overrides:
-        run, cfg = open_run(run_id)
-    else:
-        run, cfg = init_run(profile, run_id, overrides)
+                         progress: bool = True, run_earlier: bool = False) -> dict:
+    """One stage in-process (`recipe stage NAME`; the notebooks with ``run_earlier=True``, which first runs
+    earlier stages that are not done). The data phase runs first when missing. Returns the stage's manifest."""
+    if stage != DATA_PHASE and stage not in STAGE_PLAN:
+        raise KeyError(f"unknown stage {stage!r}; the plan is {', '.join(STAGE_PLAN)}")
+    run, cfg = open_or_init_run(run_id, profile, overrides)
+    prepare_data(run, cfg)  # skipped when done with the same inputs
     if stage == DATA_PHASE:
-        prepare_data(run, cfg)
         return run.read_manifest(DATA_PHASE)
-    if not run.is_done(DATA_PHASE):
-        prepare_data(run, cfg)
+    earlier = [s for s in STAGE_PLAN[: STAGE_PLAN.index(stage)] if not run.is_done(s)] if run_earlier else []
+    for s in [*earlier, stage]:  # refuse before training anything
+        check_runnable(cfg, s)
+    for s in earlier:
+        console.print(f"earlier stage {s} is not done in run {run_id}: running it first")
+        run_stage(run, cfg, s, progress=progress)
     return run_stage(run, cfg, stage, progress=progress)

@@ -14,7 +14,7 @@ import time
 import torch
 
 from recipe.config.schema import STAGE_PLAN, RecipeConfig
-from recipe.domains import to_sft_messages
+from recipe.domains import tokenizer_corpus
 from recipe.eval.validate import validate_domains
 from recipe.model import build_tiny, load_checkpoint, save_checkpoint
 from recipe.pipeline.data_phase import data_hash, load_splits
@@ -63,24 +63,6 @@ def stage_inputs(run: RunDir, cfg: RecipeConfig, stage: str) -> dict:
     return inputs
 
 
-def _sft_corpus(splits: dict, names: list[str], n: int, tokenizer_free_render) -> list[str]:
-    out = []
-    for d in names:
-        for r in splits[d]["train"][:n]:
-            for thinking in (True, False):
-                out.append(tokenizer_free_render(to_sft_messages(r, thinking), r.get("tools"), thinking))
-    return out
-
-
-def _render_without_tokenizer(messages, tools, thinking) -> str:
-    from transformers.utils.chat_template_utils import render_jinja_template
-
-    from recipe.model.chat_template import CHAT_TEMPLATE
-    out, _ = render_jinja_template(conversations=[messages], chat_template=CHAT_TEMPLATE, tools=tools,
-                                   enable_thinking=thinking)
-    return out[0]
-
-
 def run_stage(run: RunDir, cfg: RecipeConfig, stage: str, *, progress: bool = True, force: bool = False) -> dict:
     """Run (or skip, or resume) one stage; returns its manifest."""
     check_runnable(cfg, stage)
@@ -94,9 +76,9 @@ def run_stage(run: RunDir, cfg: RecipeConfig, stage: str, *, progress: bool = Tr
     if force or manifest.get("inputs") != inputs:  # a previous attempt with other inputs: start clean
         clear_state(ctx_state)
         run.truncate_metrics(stage, 0)
-    started = manifest.get("started") if manifest.get("inputs") == inputs else None
-    run.write_manifest(stage, {"stage": stage, "status": "running", "inputs": inputs,
-                               "started": started or dt.datetime.now(dt.timezone.utc).isoformat()})
+    started = (manifest.get("started") if manifest.get("inputs") == inputs else None) \
+        or dt.datetime.now(dt.timezone.utc).isoformat()  # a resumed attempt keeps its start time
+    run.write_manifest(stage, {"stage": stage, "status": "running", "inputs": inputs, "started": started})
     t0 = time.time()
     splits = load_splits(run, cfg)
     try:
@@ -104,8 +86,7 @@ def run_stage(run: RunDir, cfg: RecipeConfig, stage: str, *, progress: bool = Tr
             if cfg.model.source != "build_tiny":
                 raise StageNotImplemented("local SFT builds the tiny model; a pretrained base runs on the cluster "
                                           "backend (`recipe cluster render --stage sft`)")
-            corpus = _sft_corpus(splits, cfg.domains.names, cfg.model.tokenizer.corpus_examples // 2,
-                                 _render_without_tokenizer)
+            corpus = tokenizer_corpus(splits, cfg.domains.names, cfg.model.tokenizer.corpus_examples // 2)
             model, tok = build_tiny(cfg.model, corpus, cfg.run.seed)
         else:
             model, tok = load_checkpoint(run.checkpoint_dir(previous_stage(run, stage)))
@@ -138,7 +119,7 @@ def run_stage(run: RunDir, cfg: RecipeConfig, stage: str, *, progress: bool = Tr
         raise
     clear_state(ctx_state)
     manifest = {
-        "stage": stage, "status": "done", "inputs": inputs, "started": started or run.read_manifest(stage)["started"],
+        "stage": stage, "status": "done", "inputs": inputs, "started": started,
         "finished": dt.datetime.now(dt.timezone.utc).isoformat(),
         "outputs": {"checkpoint": str(run.checkpoint_dir(stage)), "checkpoint_sha256": sha256_dir(run.checkpoint_dir(stage)),
                     "metrics": str(run.metrics_path(stage)), "validation": str(run.validation_path(stage))},

@@ -12,8 +12,6 @@ says so). MOPD resolves each domain's teacher slot from these files:
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 from recipe.config.schema import STAGE_PLAN
 from recipe.runs.layout import RunDir, read_json, write_json_atomic
 
@@ -72,7 +70,3 @@ def resolve_teachers(run: RunDir, routing: dict[str, str], domains: list[str]) -
     if missing:
         raise ValueError(f"mopd.teacher_routing has no teacher slot for domains {missing}")
     return {d: resolve_teacher(run, d, routing[d]) for d in domains}
-
-
-def checkpoint_path(entry: dict) -> Path:
-    return Path(entry["checkpoint"])

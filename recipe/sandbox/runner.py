@@ -256,8 +256,8 @@ def _supervise(proc: subprocess.Popen, t0: float, lim: Limits, stdin, session: S
     ]
 
     def wait():
-        _, status, ru = os.wait4(proc.pid, 0)
-        waited.update(status=status, ru=ru, t=time.monotonic())
+        _, status = os.waitpid(proc.pid, 0)
+        waited.update(status=status, t=time.monotonic())
         done.set()
 
     threads.append(threading.Thread(target=wait, daemon=True))
@@ -288,7 +288,6 @@ def _supervise(proc: subprocess.Popen, t0: float, lim: Limits, stdin, session: S
     if not done.is_set():  # the wait thread is stuck: should not happen once the pid namespace died
         done.wait(2)
     status = waited.get("status", 0)
-    ru = waited.get("ru")
     proc.returncode = os.waitstatus_to_exitcode(status) if "status" in waited else -9
     cpu, prog_status = _read_report(report_fd)
     if cpu is None:

@@ -1,7 +1,7 @@
 """What a training stage needs, bundled once (``setup`` returns this dataclass, not a tuple)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from recipe.config.schema import RecipeConfig
@@ -17,7 +17,6 @@ class StageContext:
     tokenizer: object
     splits: dict                      # domain -> {"train": [records], "val": [records]}
     progress: bool = True
-    extra: dict = field(default_factory=dict)
 
     @property
     def seed(self) -> int:

@@ -1,6 +1,7 @@
 """Losses. Each returns (loss, metrics). Shapes: B responses, S tokens; ``mask_BS`` marks trained tokens.
 
-- ``sft_loss``: cross-entropy on assistant tokens only, mean over those tokens.
+- ``sft_loss``: cross-entropy on assistant tokens only, mean over those tokens (or over ``normalizer`` tokens,
+  when a batch is split into micro-batches that share one token mean).
 - ``grpo_loss`` (RECIPE.md §5): L = -(1 / sum_i |y_i|) * sum_i sum_t A_i * log pi(y_it); token-level over the whole
   batch (DAPO-style), strictly on-policy (one update per rollout batch, so the PPO ratio is 1 and clipping never
   activates). Optional KL to a reference (k3 estimator, token mean) when ``kl_coef > 0`` (RLHF: 0.03).
@@ -18,8 +19,8 @@ def token_logprobs(logits_BSV: torch.Tensor, targets_BS: torch.Tensor) -> torch.
     return torch.log_softmax(logits_BSV.float(), dim=-1).gather(-1, targets_BS.unsqueeze(-1)).squeeze(-1)
 
 
-def sft_loss(logprobs_BS: torch.Tensor, mask_BS: torch.Tensor):
-    n = mask_BS.sum().clamp(min=1)
+def sft_loss(logprobs_BS: torch.Tensor, mask_BS: torch.Tensor, normalizer: int | None = None):
+    n = mask_BS.sum().clamp(min=1) if normalizer is None else max(1, normalizer)
     loss = -(logprobs_BS * mask_BS).sum() / n
     return loss, {"loss": loss.item(), "tokens": int(mask_BS.sum().item())}
 

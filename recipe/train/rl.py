@@ -31,20 +31,26 @@ from recipe.train.schedule import lr_at
 from recipe.train.state import load_state, save_state, step_seed
 
 
-def sample_prompts(rng: random.Random, ctx: StageContext, scfg: RLStageConfig) -> list[dict]:
-    weights = scfg.domain_weights or {d: 1.0 for d in scfg.domains}
+def rl_prompt_pools(ctx: StageContext, scfg: RLStageConfig) -> dict[str, list[dict]]:
+    """The stage's RL prompts per domain (built once per stage, not per step)."""
     missing = [d for d in scfg.domains if d not in ctx.splits]
     if missing:
         raise KeyError(f"stage {ctx.stage}: no data for domains {missing}; generated domains: {sorted(ctx.splits)}")
+    pools = {d: prompt_pool(ctx.splits[d]["train"], "rl") for d in scfg.domains}
+    empty = [d for d, p in pools.items() if not p]
+    if empty:
+        raise ValueError(f"domains {empty}: the RL prompt pool is empty (domains.tiny.rl_pool_fraction)")
+    return pools
+
+
+def sample_prompts(rng: random.Random, pools: dict[str, list[dict]], scfg: RLStageConfig) -> list[dict]:
+    weights = scfg.domain_weights or {d: 1.0 for d in scfg.domains}
     doms = list(scfg.domains)
     w = [weights.get(d, 0.0) for d in doms]
     picks = []
-    for _ in range(scfg.prompts_per_step):
+    for _ in range(scfg.prompts_per_step):  # domain then prompt, drawn alternately (the seeded order)
         d = rng.choices(doms, weights=w)[0]
-        prompts = ctx.extra.setdefault(("rl_pool", d), prompt_pool(ctx.splits[d]["train"], "rl"))
-        if not prompts:
-            raise ValueError(f"domain {d}: the RL prompt pool is empty (domains.tiny.rl_pool_fraction)")
-        picks.append(prompts[rng.randrange(len(prompts))])
+        picks.append(pools[d][rng.randrange(len(pools[d]))])
     return picks
 
 
@@ -55,15 +61,15 @@ def _trim(batch_cols: list[torch.Tensor], attn: torch.Tensor) -> list[torch.Tens
     return [t[:, lo:hi] for t in batch_cols]
 
 
-def rl_step(ctx: StageContext, scfg: RLStageConfig, opt, step: int, teachers: dict | None = None,
-            ref_model=None) -> dict:
+def rl_step(ctx: StageContext, scfg: RLStageConfig, opt, step: int, pools: dict[str, list[dict]],
+            teachers: dict | None = None, ref_model=None) -> dict:
     model, tok = ctx.model, ctx.tokenizer
     t0 = time.perf_counter()
     seed = step_seed(ctx.seed, ctx.stage, step)
     rng = random.Random(seed)
     torch.manual_seed(seed)
     G = scfg.generations_per_prompt
-    prompts = sample_prompts(rng, ctx, scfg)
+    prompts = sample_prompts(rng, pools, scfg)
     records = []
     for p in prompts:
         thinking = record_thinking(p, scfg.mode)
@@ -156,9 +162,10 @@ def train_rl(ctx: StageContext, scfg: RLStageConfig, *, teachers: dict | None = 
                             weight_decay=scfg.weight_decay)
     start = load_state(ctx.state_dir, ctx.model, opt) or 0
     ctx.run.truncate_metrics(ctx.stage, start)
+    pools = rl_prompt_pools(ctx, scfg)
     bar = progress_bar(scfg.steps, start, ctx.stage, ctx.progress)
     for step in range(start, scfg.steps):
-        m = rl_step(ctx, scfg, opt, step, teachers=teachers, ref_model=ref_model)
+        m = rl_step(ctx, scfg, opt, step, pools, teachers=teachers, ref_model=ref_model)
         ctx.run.append_metrics(ctx.stage, m)
         bar.update(1)
         bar.set_postfix(reward=f"{m['reward_mean']:.2f}")

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 import torch
 
-from recipe.model.chat_template import THINK_CLOSE
 
 
 @dataclass
@@ -21,7 +20,6 @@ class RolloutBatch:
     attention_mask_BS: torch.Tensor
     mask_BS: torch.Tensor            # trained response tokens, aligned with input_ids (position t predicts t)
     inf_logprobs_BS: torch.Tensor    # log pi_inf of each sampled token (0 outside mask)
-    prompt_len: int
     texts: list[str]
     finished_B: torch.Tensor         # bool
 
@@ -107,11 +105,7 @@ def generate(model, tokenizer, prompts: list[str], *, max_new_tokens: int, tempe
     return RolloutBatch(
         input_ids_BS=seq, attention_mask_BS=torch.cat([enc["attention_mask"].bool(), resp_mask], 1).long(),
         mask_BS=torch.cat([pad, resp_mask], 1).float(), inf_logprobs_BS=torch.cat([torch.zeros(B, P), inf_lp], 1),
-        prompt_len=P, texts=texts, finished_B=finished)
-
-
-def answer_part(text: str) -> str:
-    return text.split(THINK_CLOSE)[-1]
+        texts=texts, finished_B=finished)
 
 
 def sequence_logprobs(model, input_ids_BS, attention_mask_BS, mask_BS=None) -> torch.Tensor:

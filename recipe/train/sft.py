@@ -15,6 +15,7 @@ import torch
 from recipe.config.stages import SFTConfig
 from recipe.domains import pool, to_sft_messages
 from recipe.train.context import StageContext
+from recipe.train.losses import sft_loss
 from recipe.train.progress import progress_bar
 from recipe.train.rollout import render_prompt, sequence_logprobs
 from recipe.train.schedule import lr_at
@@ -78,14 +79,11 @@ def train_sft(ctx: StageContext, scfg: SFTConfig) -> dict:
         # Two length-sorted micro-batches cut padding (long tool prompts beside short math ones); the loss is
         # still the token mean over the whole batch, so the gradient equals one full-batch step.
         batch.sort(key=lambda pa: len(pa[0]) + len(pa[1]))
-        n_tokens = sum(min(len(a), max(0, scfg.max_seq_len - len(p))) for p, a in batch)
+        chunks = [data.collate(c, tok.pad_token_id) for c in (batch[: len(batch) // 2], batch[len(batch) // 2:]) if c]
+        n_tokens = int(sum(mask.sum() for _, _, mask in chunks))
         loss_sum = 0.0
-        for chunk in (batch[: len(batch) // 2], batch[len(batch) // 2:]):
-            if not chunk:
-                continue
-            ids, attn, mask = data.collate(chunk, tok.pad_token_id)
-            lp = sequence_logprobs(model, ids, attn, mask)
-            part = -(lp * mask).sum() / max(1, n_tokens)
+        for ids, attn, mask in chunks:
+            part, _ = sft_loss(sequence_logprobs(model, ids, attn, mask), mask, normalizer=n_tokens)
             part.backward()
             loss_sum += part.item()
         m = {"loss": loss_sum, "tokens": n_tokens}

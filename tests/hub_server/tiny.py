@@ -16,13 +16,9 @@ FIXED_INPUT = "<|im_start|>user\nwhat is 2 + 3 ?<|im_end|>\n"
 
 
 def build_tiny_checkpoint(out: Path, seed: int = 0) -> Path:
-    """The project's tiny NemotronH (``recipe.model.build_tiny``) when present, else a 2-layer Llama."""
-    try:
-        from recipe.config import load_config
-        from recipe.domains import build_tiny_splits
-        from recipe.model.build import build_tiny, save_checkpoint
-    except ImportError:
-        return build_llama_checkpoint(out, seed)
+    """The project's tiny NemotronH (``recipe.model.build_tiny``), saved as the pipeline saves it."""
+    from recipe.config import load_config
+    from recipe.model.build import build_tiny, save_checkpoint
     cfg = load_config("tiny")
     splits = tiny_val_splits(cfg, n=40)
     corpus = [m["content"] for d in cfg.domains.names for r in splits[d]["val"] for m in r["messages"]]
