@@ -24,4 +24,4 @@ def test_unimplemented_stage_fails_loudly(tmp_path, monkeypatch):
     r = runner.invoke(app, ["run", "--no-notebooks", "--run-id", "x", "--until", "rlhf"])
     assert r.exit_code == 2
     assert "rlhf" in r.output and "not implement" in r.output
-    assert not (tmp_path / "x" / "00_data").exists()  # nothing ran
+    assert not (tmp_path / "x").exists()  # nothing was written

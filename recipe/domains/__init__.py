@@ -8,13 +8,13 @@ the reference answer for SFT.
 """
 from __future__ import annotations
 
-import hashlib
 import random
 
 from recipe.config.schema import TinyDomainSpec
 from recipe.domains import if_domain, math_domain, mcqa_domain, tool_call_domain
 from recipe.domains.base import Example
 from recipe.model.chat_template import render_chat
+from recipe.seeding import derive_seed
 
 GENERATORS = {
     "math": math_domain.generate,
@@ -24,14 +24,8 @@ GENERATORS = {
 }
 
 
-def _rng(seed: int, *tags: str) -> random.Random:
-    h = hashlib.sha256(("|".join([str(seed), *tags])).encode()).digest()
-    return random.Random(int.from_bytes(h[:8], "big"))
-
-
 def _pool(seed: int, key: str, rl_fraction: float) -> str:
-    h = int.from_bytes(hashlib.sha256(f"{seed}|pool|{key}".encode()).digest()[:8], "big")
-    return "rl" if (h % 10_000) < rl_fraction * 10_000 else "sft"
+    return "rl" if derive_seed(seed, "pool", key, nbytes=8) % 10_000 < rl_fraction * 10_000 else "sft"
 
 
 def _record(domain: str, ex: Example, split: str, idx: int, pool: str | None = None) -> dict:
@@ -55,7 +49,7 @@ def build_tiny_splits(spec: TinyDomainSpec, names: list[str], seed: int) -> dict
         if name not in GENERATORS:
             raise KeyError(f"no tiny generator for domain {name!r}; available: {', '.join(GENERATORS)}")
         gen = GENERATORS[name]
-        rng = _rng(seed, "tiny-domain", name)
+        rng = random.Random(derive_seed(seed, "tiny-domain", name, nbytes=8))
         val: dict[str, Example] = {}
         attempts = 0
         while len(val) < spec.val_items:  # distinct held-out prompts

@@ -5,17 +5,12 @@ x 100 (strict: IF needs every instruction). Sampling is seeded by (seed, domain)
 is scored with the same random numbers (common random numbers make checkpoint comparisons less noisy)."""
 from __future__ import annotations
 
-import hashlib
-
 import torch
 
 from recipe.config.schema import EvaluationSection
 from recipe.rewards import verify_batch
+from recipe.seeding import derive_seed
 from recipe.train.rollout import generate, render_prompt
-
-
-def _seed(seed: int, domain: str) -> int:
-    return int.from_bytes(hashlib.sha256(f"{seed}|validation|{domain}".encode()).digest()[:4], "big")
 
 
 @torch.no_grad()
@@ -26,7 +21,7 @@ def validate_domains(model, tokenizer, splits: dict, domains: list[str], ecfg: E
     greedy = ecfg.decoding == "greedy"
     k = 1 if greedy else ecfg.samples_per_prompt
     for d in domains:
-        torch.manual_seed(_seed(seed, d))
+        torch.manual_seed(derive_seed(seed, "validation", d))
         recs = [dict(r, mode="thinking" if thinking else "instruct") for r in splits[d]["val"] for _ in range(k)]
         total = 0.0
         step = ecfg.batch_size * k

@@ -60,10 +60,8 @@ def save_checkpoint(model, tokenizer, path: Path) -> Path:
     tmp = path.with_name(path.name + ".tmp")
     if tmp.exists():
         shutil.rmtree(tmp)
-    model.save_pretrained(tmp, safe_serialization=True)
+    model.save_pretrained(tmp, safe_serialization=True)  # writes generation_config.json too
     tokenizer.save_pretrained(tmp)
-    if model.generation_config is not None:
-        model.generation_config.save_pretrained(tmp)
     replace_dir(tmp, path)
     return path
 

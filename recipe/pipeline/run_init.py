@@ -23,11 +23,12 @@ def default_run_id(cfg: RecipeConfig) -> str:
     return f"{cfg.profile}-seed{cfg.run.seed}"
 
 
-def init_run(profile: str = "tiny", run_id: str | None = None, overrides: list[str] | tuple = ()) -> tuple[RunDir, RecipeConfig]:
+def init_run(profile: str = "tiny", run_id: str | None = None, overrides: list[str] | tuple = (),
+             cfg: RecipeConfig | None = None) -> tuple[RunDir, RecipeConfig]:
     """Resolve ``profile`` + ``overrides`` and write it as the run's config.yaml (creating the run if needed).
     The config is always what was asked for now: on an existing run, stages whose inputs this changes re-run and
     the others are skipped. (`recipe stage` and the notebooks reuse a run's stored config instead.)"""
-    cfg = load_config(profile, overrides)
+    cfg = cfg or load_config(profile, overrides)  # callers that validated the config first pass it in
     run = RunDir.for_id(run_id or default_run_id(cfg))
     run.path.mkdir(parents=True, exist_ok=True)
     write_text_atomic(run.config_path, config_to_yaml(cfg))

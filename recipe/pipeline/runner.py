@@ -9,6 +9,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from recipe.config import load_config
 from recipe.config.schema import STAGE_PLAN
 from recipe.pipeline.data_phase import prepare_data
 from recipe.pipeline.report import print_report
@@ -53,13 +54,14 @@ def _execute_notebook(phase: str, run: RunDir, stage: str | None = None) -> None
 
 def run_pipeline(profile: str = "tiny", run_id: str | None = None, overrides: list[str] | tuple = (),
                  from_stage: str | None = None, until: str | None = None, via_notebooks: bool = True) -> RunDir:
-    run, cfg = init_run(profile, run_id, overrides)
+    cfg = load_config(profile, overrides)
     if cfg.run.backend != "local":
         raise StageNotImplemented(f"profile {cfg.profile!r} uses backend {cfg.run.backend!r}: render its stages with "
-                                  f"`recipe cluster render --profile {profile} --stage <stage> --run-id {run.run_id}`")
+                                  f"`recipe cluster render --profile {profile} --stage <stage> --run-id <id>`")
     stages = select_stages(from_stage, until or cfg.run.until)
-    for s in stages:  # fail before anything runs
+    for s in stages:  # fail before anything is written
         check_runnable(cfg, s)
+    run, cfg = init_run(profile, run_id, overrides, cfg=cfg)
     not_run = [s for s in STAGE_PLAN if s not in stages]
     console.print(f"[bold]run[/] {run.run_id} ({cfg.profile}) -> {run.path}")
     console.print(f"stages: {' -> '.join(stages)}" + (f"   (not run: {', '.join(not_run)})" if not_run else ""))

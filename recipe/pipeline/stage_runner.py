@@ -42,7 +42,7 @@ def check_runnable(cfg: RecipeConfig, stage: str) -> None:
             f"(--until), or render it for NeMo-RL with `recipe cluster render --stage {stage}`.")
 
 
-def previous_stage(run: RunDir, stage: str) -> str | None:
+def previous_stage(stage: str) -> str | None:
     i = STAGE_PLAN.index(stage)
     return STAGE_PLAN[i - 1] if i > 0 else None
 
@@ -52,7 +52,7 @@ def stage_inputs(run: RunDir, cfg: RecipeConfig, stage: str) -> dict:
               "model_config": sha256_obj(cfg.model.model_dump(mode="json")),
               "evaluation": sha256_obj(cfg.evaluation.model_dump(mode="json")),
               "seed": cfg.run.seed, "data": data_hash(run)}
-    prev = previous_stage(run, stage)
+    prev = previous_stage(stage)
     if prev is not None:
         if not run.is_done(prev):
             raise FileNotFoundError(f"stage {stage!r} starts from {prev!r}, which is not done in run {run.run_id}")
@@ -89,7 +89,7 @@ def run_stage(run: RunDir, cfg: RecipeConfig, stage: str, *, progress: bool = Tr
             corpus = tokenizer_corpus(splits, cfg.domains.names, cfg.model.tokenizer.corpus_examples // 2)
             model, tok = build_tiny(cfg.model, corpus, cfg.run.seed)
         else:
-            model, tok = load_checkpoint(run.checkpoint_dir(previous_stage(run, stage)))
+            model, tok = load_checkpoint(run.checkpoint_dir(previous_stage(stage)))
         ctx = StageContext(run=run, stage=stage, cfg=cfg, model=model, tokenizer=tok, splits=splits,
                            progress=progress)
         scfg = cfg.stage(stage)

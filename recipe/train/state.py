@@ -7,7 +7,6 @@ a resumed run to reproduce an uninterrupted one. safetensors + JSON only: nothin
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -16,11 +15,11 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from recipe.runs.layout import replace_dir
+from recipe.seeding import derive_seed
 
 
 def step_seed(seed: int, stage: str, step: int) -> int:
-    h = hashlib.sha256(f"{seed}|{stage}|{step}".encode()).digest()
-    return int.from_bytes(h[:4], "big")
+    return derive_seed(seed, stage, step)
 
 
 def _optimizer_tensors(opt: torch.optim.Optimizer) -> tuple[dict[str, torch.Tensor], dict]:
