@@ -6,6 +6,7 @@ change), 3 the Hub cannot be reached. Tokens are never accepted as options: log 
 """
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import List, Optional
@@ -23,6 +24,18 @@ ARTIFACTS = ("released-model", "sft-data", "rl-data")
 def _fail(msg: str, code: int = 2) -> None:
     console.print(f"[bold red]error:[/] {msg}")
     raise typer.Exit(code)
+
+
+@contextlib.contextmanager
+def _hub_errors():
+    """Hub failures -> message and exit code 3 when the Hub is unreachable, 2 for every other Hub error."""
+    from recipe.hub.errors import HubError, HubUnreachableError
+    try:
+        yield
+    except HubUnreachableError as e:
+        _fail(str(e), 3)
+    except HubError as e:
+        _fail(str(e))
 
 
 def _config(profile: str, overrides: list[str]):
@@ -58,20 +71,15 @@ def download(
 ) -> None:
     """Download a released artifact with snapshot_download; write download_manifest.json beside it."""
     from recipe.hub.download import MANIFEST_NAME, configured_revision, download_artifact
-    from recipe.hub.errors import HubError, HubUnreachableError
 
     if artifact not in ARTIFACTS:
         _fail(f"unknown artifact {artifact!r}: choose one of {', '.join(ARTIFACTS)}")
     cfg = _config(profile, set_)
     section = cfg.hub
-    try:
+    with _hub_errors():
         manifest = download_artifact(section, artifact, subsets=subset or None,
                                      revision=revision or configured_revision(cfg, artifact),
                                      local_dir=local_dir, allow_unsafe=allow_unsafe_files)
-    except HubUnreachableError as e:
-        _fail(str(e), 3)
-    except HubError as e:
-        _fail(str(e))
     if as_json:
         print(json.dumps(manifest, indent=2))
         return
@@ -100,7 +108,6 @@ def publish(
 ) -> None:
     """Push a done stage's checkpoint + generated model card to branch STAGE of REPO (idempotent)."""
     from recipe.config import STAGE_PLAN, ConfigError, load_config
-    from recipe.hub.errors import HubError, HubUnreachableError
     from recipe.hub.publish import publish_dataset, publish_stage
     from recipe.runs.layout import RunDir
 
@@ -120,7 +127,7 @@ def publish(
     if not stages:
         _fail(f"run {run_id!r} has no done stage to publish")
     results = []
-    try:
+    with _hub_errors():
         for s in stages:
             results.append(publish_stage(run, s, repo, license=pub.license, private=private, force=force,
                                          dry_run=dry_run))
@@ -128,10 +135,6 @@ def publish(
             results.append(publish_dataset(d, data_repo or f"{repo}-data", card=data_card,
                                            branch=pub.dataset_branch, private=private, force=force,
                                            dry_run=dry_run))
-    except HubUnreachableError as e:
-        _fail(str(e), 3)
-    except HubError as e:
-        _fail(str(e))
     if as_json:
         print(json.dumps(results, indent=2))
         return
