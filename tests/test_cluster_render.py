@@ -147,7 +147,8 @@ def test_paper_values_land_in_the_right_keys(cascade, tree):
     assert get_path(code, "policy.generation.max_new_tokens") == 118784
     lc = _cfg(r, "long_context_rl", tree)
     assert get_path(lc, "data.max_input_seq_length") == 32768
-    assert get_path(lc, "policy.max_total_sequence_length") == 49152
+    assert get_path(lc, "policy.max_total_sequence_length") == 81920   # 32K input + 49K response (Table 9)
+    assert get_path(lc, "policy.generation.max_new_tokens") == 49152
     agentic = _cfg(r, "swe_rl", tree, job=1)
     assert get_path(agentic, "grpo.num_prompts_per_step") == 16 and get_path(agentic, "grpo.num_generations_per_prompt") == 64
     assert get_path(agentic, "policy.train_global_batch_size") == 1024
@@ -397,6 +398,7 @@ def test_mopd_matches_nvidia_replication_except_documented_deviations(cascade, t
         "grpo.overlong_filtering": (True, False),          # paper Table 8: off; replication on (RECIPE.md §10)
         "loss_fn.token_level_loss": (True, False),         # Eq. 4 per-sequence mean; replication batch-global
         "on_policy_distillation.strict_agent_name_match": (False, True),   # NEMO_RL.md §5 [recommendation]
+        "policy.megatron_cfg.optimizer.adam_beta2": (0.999, 0.95),   # paper App. B Table 8: betas (0.9, 0.95)
     }
 
 

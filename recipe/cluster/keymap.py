@@ -95,10 +95,10 @@ def _require_steps(v):
 RELEASE_DYNAMIC_SAMPLING_MAX_GEN_BATCHES = 10
 
 
-def _dynamic(v):
+def _dynamic(v, max_rounds=RELEASE_DYNAMIC_SAMPLING_MAX_GEN_BATCHES):
     out = {"grpo.use_dynamic_sampling": v}
     if v:
-        out["grpo.dynamic_sampling_max_gen_batches"] = RELEASE_DYNAMIC_SAMPLING_MAX_GEN_BATCHES
+        out["grpo.dynamic_sampling_max_gen_batches"] = max_rounds
     return out
 
 
@@ -151,7 +151,8 @@ FIELD_MAP: tuple[Rule, ...] = (
     Rule("top_p", ("policy.generation.top_p",), kinds=("grpo", "mopd")),
     Rule("kl_coef", ("loss_fn.reference_policy_kl_penalty",), kinds=("grpo", "mopd")),
     Rule("entropy_coef", (), _entropy, kinds=("grpo", "mopd")),
-    Rule("dynamic_filtering", ("grpo.use_dynamic_sampling",), lambda v, _: _dynamic(v), kinds=("grpo", "mopd")),
+    Rule("dynamic_filtering", ("grpo.use_dynamic_sampling",), lambda v, s: _dynamic(v, s.dynamic_filtering_max_rounds),
+         kinds=("grpo", "mopd")),
     Rule("overlong_filtering", ("grpo.overlong_filtering",), kinds=("grpo", "mopd")),
     Rule("overlong_reward_zero", ("grpo.reward_shaping.enabled",), _reward_shaping, kinds=("grpo", "mopd")),
     Rule("is_correction", ("loss_fn.use_importance_sampling_correction",), kinds=("grpo", "mopd")),
@@ -175,6 +176,10 @@ NOT_NEMO_RL_KEYS: dict[str, str] = {
     "teacher_routing": "on_policy_distillation.teacher_model_by_agent_name via teachers.json (recipe.cluster.gym)",
     "prompt_mask_max_reward": "agentless SWE prompt mask: no v0.7.0 key; reported as a deviation in the rendered header",
     "implemented_locally": "local backend only",
+    "dynamic_filtering_max_rounds": "written as grpo.dynamic_sampling_max_gen_batches by the dynamic_filtering rule",
+    "judge": "the RLHF judge: NeMo-Gym genrm_compare resources-server settings (recipe.cluster.gym)",
+    "init_from": "the stage's input checkpoint (policy.model_name), resolved by the stage plan",
+    "teacher_candidate_every": "checkpointing.save_period already saves every candidate step on the cluster",
     "log_every": "NeMo-RL logs every step",
     "mode_mix": "tiny-domain rendering only (SFT data is already rendered per mode)",
     "planned_steps": "SFT schedule length: becomes lr_decay_iters (rule for lr_schedule above)",

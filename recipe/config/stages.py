@@ -10,6 +10,8 @@ from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from recipe.config.judge_section import JudgeConfig
+
 Mode = Literal["thinking", "instruct", "as_prompted"]
 
 
@@ -67,6 +69,10 @@ class RLStageConfig(OptimizerMixin):
     kl_coef: float = Field(0.0, ge=0, description="KL-to-reference coefficient (only RLHF sets one).")
     entropy_coef: float = Field(0.0, ge=0)
     dynamic_filtering: bool = Field(True, description="Drop prompt groups whose rewards are all equal.")
+    dynamic_filtering_max_rounds: int = Field(
+        1, ge=1, description="Keep the batch full (DAPO): sample the missing number of prompts again until "
+        "prompts_per_step groups are kept, at most this many generation rounds per step; the rest is the logged "
+        "shortfall (NeMo-RL dynamic_sampling_max_gen_batches). 1 = no refill.")
     overlong_filtering: bool = Field(False, description="Exclude truncated responses from the loss.")
     overlong_reward_zero: bool = Field(True, description="A truncated (unfinished) response gets reward 0.")
     is_correction: bool = Field(False, description="Train/inference mismatch importance-sampling correction "
@@ -77,6 +83,13 @@ class RLStageConfig(OptimizerMixin):
     prompt_mask_max_reward: Optional[float] = Field(
         None, description="Agentless SWE: no loss for prompts whose best rollout reward is <= this.")
     reward: Literal["verifier", "pairwise_judge", "llm_judge", "teacher"] = "verifier"
+    judge: Optional[JudgeConfig] = Field(None, description="reward: pairwise_judge: the judge and its aggregation.")
+    init_from: Optional[str] = Field(
+        None, description="Stage whose checkpoint this stage starts from (default: the previous stage in the plan; "
+        "rlhf_branch: sft, the paper's RLHF-from-SFT teacher branch).")
+    teacher_candidate_every: int = Field(
+        0, ge=0, description="Also save an intermediate checkpoint every N steps as an MOPD teacher candidate "
+        "(0 = only the final checkpoint is a candidate).")
     save_every: int = Field(10, gt=0)
     val_every: int = Field(0, ge=0, description="Validate every N steps (0 = only at the end).")
     log_every: int = Field(1, gt=0)
@@ -85,6 +98,8 @@ class RLStageConfig(OptimizerMixin):
     def _check(self):
         if self.steps is None and self.implemented_locally:
             raise ValueError("steps: null is only allowed for stages that are not implemented locally")
+        if self.reward == "pairwise_judge" and self.judge is None:
+            raise ValueError("reward: pairwise_judge needs a judge section (<stage>.judge.kind ...)")
         if self.advantage_estimator == "grpo" and self.generations_per_prompt < 2:
             raise ValueError("grpo needs generations_per_prompt >= 2 (group-normalised advantage); "
                              "set generations_per_prompt or use advantage_estimator: opd")

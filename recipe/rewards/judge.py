@@ -166,6 +166,25 @@ class DeterministicRubricJudge:
 RubricJudge = DeterministicRubricJudge
 
 
+class HiddenRubricJudge:
+    """The tiny profile's pairwise judge (the ``rubric_pairwise`` kind): the response that meets more of the
+    record's hidden rubric items wins (``recipe.rewards.chat_rubric``); equal counts go to the shorter answer
+    (fewer words); equal counts and lengths tie. Deterministic and checkable by hand."""
+
+    name = "rubric_pairwise"
+
+    def compare(self, record: dict, response_a: Any, response_b: Any) -> PairwiseVerdict:
+        from recipe.rewards.chat_rubric import rubric_met, visible_answer, words
+        rubric = record["verifier"]["rubric"]
+        ma, mb = sum(rubric_met(rubric, response_a)), sum(rubric_met(rubric, response_b))
+        if ma != mb:
+            return _verdict("A" if ma > mb else "B", "more_rubric_items", met_a=ma, met_b=mb)
+        la, lb = (len(words(visible_answer(r) or "")) for r in (response_a, response_b))
+        if la != lb:
+            return _verdict("A" if la < lb else "B", "tie_broken_by_length", met_a=ma, met_b=mb, len_a=la, len_b=lb)
+        return _verdict("tie", "same_items_and_length", met_a=ma, met_b=mb)
+
+
 def _norm(sa: float, sb: float) -> tuple[float, float]:
     total = sa + sb
     return (0.5, 0.5) if total == 0 else (sa / total, sb / total)

@@ -68,6 +68,7 @@ def _load_builtin() -> None:
     _loaded = True
     # Importing the modules registers their verifiers.
     from recipe.rewards import (  # noqa: F401
+        chat_rubric,
         code,
         instruction_following,
         judge,

@@ -5,11 +5,16 @@
 Per step (seeded by ``step_seed`` so a resumed run repeats an uninterrupted one):
 1. draw ``prompts_per_step`` prompts from the stage's domains (``domain_weights``), render each in the stage's mode;
 2. sample ``generations_per_prompt`` responses each (pi_inf log-probs kept);
-3. score with the verifiers (``recipe.rewards``); an unfinished response gets reward 0 when
-   ``overlong_reward_zero``, and is excluded from the loss when ``overlong_filtering``;
-4. ``grpo``: dynamic filtering drops groups whose rewards are all equal; agentless-SWE prompt mask drops groups
-   whose best reward <= ``prompt_mask_max_reward``; ``opd``: teacher log-probs from the domain's teacher;
+3. score with the verifiers (``recipe.rewards``) or, for ``reward: pairwise_judge``, the judge over all pairs of
+   each group (``recipe.rewards.group_reward``);
+4. ``grpo``: keep groups (dynamic filtering, agentless-SWE prompt mask) and refill the batch with further prompts
+   until ``prompts_per_step`` groups are kept or ``dynamic_filtering_max_rounds`` rounds ran (shortfall logged);
+   advantages over whole groups, then overlong-filtered responses leave the loss; ``opd``: teacher log-probs
+   from each example's routed teacher;
 5. one AdamW update (grad-clipped) on what remains; if nothing remains the step is logged with ``updated: false``.
+
+Every rule is a pure function in ``recipe.train.rl_rules`` (tested on hand-built batches in
+tests/test_rl_rules.py); this module only runs the loop.
 """
 from __future__ import annotations
 
@@ -25,8 +30,9 @@ from recipe.rewards import verify_batch
 from recipe.train.advantages import AdvantageInputs, get_estimator
 from recipe.train.context import StageContext
 from recipe.train.losses import grpo_loss, mopd_loss
+from recipe.train import rl_rules as rules
 from recipe.train.progress import progress_bar
-from recipe.train.rollout import generate, record_thinking, render_prompt, sequence_logprobs
+from recipe.train.rollout import RolloutBatch, generate, record_thinking, render_prompt, sequence_logprobs
 from recipe.train.schedule import lr_at
 from recipe.train.state import load_state, save_state, step_seed
 
@@ -43,12 +49,13 @@ def rl_prompt_pools(ctx: StageContext, scfg: RLStageConfig) -> dict[str, list[di
     return pools
 
 
-def sample_prompts(rng: random.Random, pools: dict[str, list[dict]], scfg: RLStageConfig) -> list[dict]:
+def sample_prompts(rng: random.Random, pools: dict[str, list[dict]], scfg: RLStageConfig,
+                   n: int | None = None) -> list[dict]:
     weights = scfg.domain_weights or {d: 1.0 for d in scfg.domains}
     doms = list(scfg.domains)
     w = [weights.get(d, 0.0) for d in doms]
     picks = []
-    for _ in range(scfg.prompts_per_step):  # domain then prompt, drawn alternately (the seeded order)
+    for _ in range(scfg.prompts_per_step if n is None else n):  # domain then prompt, drawn alternately (seeded)
         d = rng.choices(doms, weights=w)[0]
         picks.append(pools[d][rng.randrange(len(pools[d]))])
     return picks
@@ -61,6 +68,47 @@ def _trim(batch_cols: list[torch.Tensor], attn: torch.Tensor) -> list[torch.Tens
     return [t[:, lo:hi] for t in batch_cols]
 
 
+def concat_rollouts(batches: list[RolloutBatch], pad_id: int) -> RolloutBatch:
+    """One batch from several rounds: prompts are left-padded and responses right-padded to common widths."""
+    if len(batches) == 1:
+        return batches[0]
+    starts = [int(b.mask_BS.bool().any(0).nonzero()[0]) for b in batches]  # prompt width of each round
+    P = max(starts)
+    R = max(b.input_ids_BS.shape[1] - s for b, s in zip(batches, starts))
+
+    def pad(t, left, right, value):
+        return torch.nn.functional.pad(t, (left, right), value=value)
+
+    cols = {"input_ids_BS": [], "attention_mask_BS": [], "mask_BS": [], "inf_logprobs_BS": []}
+    for b, s in zip(batches, starts):
+        left, right = P - s, R - (b.input_ids_BS.shape[1] - s)
+        cols["input_ids_BS"].append(pad(b.input_ids_BS, left, right, pad_id))
+        for k in ("attention_mask_BS", "mask_BS", "inf_logprobs_BS"):
+            cols[k].append(pad(getattr(b, k), left, right, 0))
+    return RolloutBatch(**{k: torch.cat(v) for k, v in cols.items()}, texts=[t for b in batches for t in b.texts],
+                        finished_B=torch.cat([b.finished_B for b in batches]))
+
+
+def _select_rows(ro: RolloutBatch, rows: list[int]) -> RolloutBatch:
+    idx = torch.tensor(rows, dtype=torch.long)
+    return RolloutBatch(input_ids_BS=ro.input_ids_BS[idx], attention_mask_BS=ro.attention_mask_BS[idx],
+                        mask_BS=ro.mask_BS[idx], inf_logprobs_BS=ro.inf_logprobs_BS[idx],
+                        texts=[ro.texts[i] for i in rows], finished_B=ro.finished_B[idx])
+
+
+def score_responses(ctx: StageContext, scfg: RLStageConfig, records: list[dict], texts: list[str],
+                    group_size: int) -> torch.Tensor:
+    """Rewards [B]: the verifiers per response, or (``reward: pairwise_judge``) the judge over all pairs of each
+    prompt's group (``recipe.rewards.group_reward``)."""
+    if scfg.reward == "pairwise_judge":
+        from recipe.rewards.group_reward import judge_group_rewards
+        return judge_group_rewards(records, texts, group_size, scfg.judge)
+    v = ctx.cfg.verify
+    results = verify_batch(records, texts, workers=v.workers, ray_address=v.ray_address,
+                           pool_threshold=v.pool_threshold, math_timeout_s=v.math_timeout_s)
+    return torch.tensor([r.score for r in results], dtype=torch.float32)
+
+
 def rl_step(ctx: StageContext, scfg: RLStageConfig, opt, step: int, pools: dict[str, list[dict]],
             teachers: dict | None = None, ref_model=None) -> dict:
     model, tok = ctx.model, ctx.tokenizer
@@ -69,62 +117,79 @@ def rl_step(ctx: StageContext, scfg: RLStageConfig, opt, step: int, pools: dict[
     rng = random.Random(seed)
     torch.manual_seed(seed)
     G = scfg.generations_per_prompt
-    prompts = sample_prompts(rng, pools, scfg)
-    records = []
-    for p in prompts:
-        thinking = record_thinking(p, scfg.mode)
-        records.extend([dict(p, mode="thinking" if thinking else "instruct")] * G)
-    texts = [render_prompt(tok, r, r["mode"] == "thinking") for r in records]
-    ro = generate(model, tok, texts, max_new_tokens=scfg.max_response_tokens, temperature=scfg.temperature,
-                  top_p=scfg.top_p)
-    t_gen = time.perf_counter() - t0
-    v = ctx.cfg.verify
-    results = verify_batch(records, ro.texts, workers=v.workers, ray_address=v.ray_address,
-                           pool_threshold=v.pool_threshold, math_timeout_s=v.math_timeout_s)
-    rewards_B = torch.tensor([r.score for r in results], dtype=torch.float32)
-    if scfg.overlong_reward_zero:
-        rewards_B = torch.where(ro.finished_B, rewards_B, torch.zeros_like(rewards_B))
-    group_B = torch.arange(len(prompts)).repeat_interleave(G)
-    keep_B = torch.ones(len(records), dtype=torch.bool)
-    mask_BS = ro.mask_BS.clone()
-    if scfg.overlong_filtering:
-        mask_BS = mask_BS * ro.finished_B[:, None].float()
-    kept_groups = len(prompts)
-    if scfg.advantage_estimator == "grpo":
-        r_PG = rewards_B.view(len(prompts), G)
-        keep_P = torch.ones(len(prompts), dtype=torch.bool)
-        if scfg.dynamic_filtering:
-            keep_P &= r_PG.std(1, unbiased=False) > 1e-8
-        if scfg.prompt_mask_max_reward is not None:
-            keep_P &= r_PG.max(1).values > scfg.prompt_mask_max_reward
-        keep_B = keep_P.repeat_interleave(G)
-        kept_groups = int(keep_P.sum())
-    keep_B &= mask_BS.sum(1) > 0
+    grpo = scfg.advantage_estimator == "grpo"
+    rounds: list[tuple[list[dict], RolloutBatch, torch.Tensor]] = []
+    t_gen = 0.0
 
-    metrics = {"step": step, "reward_mean": rewards_B.mean().item(), "kept_groups": kept_groups,
-               "overlong_frac": 1 - ro.finished_B.float().mean().item(),
-               "response_tokens_mean": ro.mask_BS.sum(1).mean().item(), "gen_time_s": t_gen}
+    def draw_round(_round: int, n: int) -> torch.Tensor:
+        nonlocal t_gen
+        records = []
+        for p in sample_prompts(rng, pools, scfg, n):
+            thinking = record_thinking(p, scfg.mode)
+            records.extend([dict(p, mode="thinking" if thinking else "instruct")] * G)
+        texts = [render_prompt(tok, r, r["mode"] == "thinking") for r in records]
+        tg = time.perf_counter()
+        ro = generate(model, tok, texts, max_new_tokens=scfg.max_response_tokens, temperature=scfg.temperature,
+                      top_p=scfg.top_p)
+        t_gen += time.perf_counter() - tg
+        rewards_B = score_responses(ctx, scfg, records, ro.texts, G)  # MOPD: logged only
+        if scfg.overlong_reward_zero:
+            rewards_B = rules.unfinished_reward_zero(rewards_B, ro.finished_B)
+        rounds.append((records, ro, rewards_B))
+        if not grpo:
+            return torch.ones(n, dtype=torch.bool)
+        return rules.keep_groups(rewards_B.view(n, G), dynamic_filtering=scfg.dynamic_filtering,
+                                 prompt_mask_max_reward=scfg.prompt_mask_max_reward)
+
+    fill = rules.refill(draw_round, target=scfg.prompts_per_step, max_rounds=scfg.dynamic_filtering_max_rounds,
+                        enabled=grpo and scfg.dynamic_filtering)
+    all_rewards = torch.cat([r for _, _, r in rounds])
+    all_finished = torch.cat([ro.finished_B for _, ro, _ in rounds])
+    metrics = {"step": step, "reward_mean": all_rewards.mean().item(), "kept_groups": len(fill.selected),
+               "target_groups": fill.target, "shortfall": fill.shortfall, "gen_rounds": fill.rounds,
+               "sampled_groups": fill.sampled_groups, "overlong_frac": 1 - all_finished.float().mean().item(),
+               "response_tokens_mean": torch.cat([ro.mask_BS.sum(1) for _, ro, _ in rounds]).mean().item()}
     by_dom = defaultdict(list)
-    for r, x in zip(records, rewards_B.tolist()):
-        by_dom[r["domain"]].append(x)
+    for (records, _, rewards_B) in rounds:
+        for r, x in zip(records, rewards_B.tolist()):
+            by_dom[r["domain"]].append(x)
     metrics.update({f"reward/{d}": sum(v) / len(v) for d, v in by_dom.items()})
     lr = lr_at(step, scfg, scfg.steps)
     metrics["lr"] = lr
-    if not keep_B.any():
+
+    # the kept groups, whole (every response of a kept group, truncated ones included: they enter mean/std)
+    rows_by_round: dict[int, list[int]] = defaultdict(list)
+    for rnd, g in fill.selected:
+        rows_by_round[rnd].extend(range(g * G, (g + 1) * G))
+    parts = [(rnd, rows) for rnd, rows in sorted(rows_by_round.items())]
+    if parts:
+        ro = concat_rollouts([_select_rows(rounds[rnd][1], rows) for rnd, rows in parts], tok.pad_token_id)
+        records = [rounds[rnd][0][i] for rnd, rows in parts for i in rows]
+        rewards_B = torch.cat([rounds[rnd][2][rows] for rnd, rows in parts])
+        mask_BS = rules.overlong_loss_mask(ro.mask_BS, ro.finished_B) if scfg.overlong_filtering else ro.mask_BS
+        keep_P = torch.ones(len(fill.selected), dtype=torch.bool)
+        idx = rules.trainable_rows(keep_P, G, mask_BS)
+    else:
+        idx = torch.zeros(0, dtype=torch.long)
+    metrics["gen_time_s"] = t_gen
+    if len(idx) == 0:  # nothing left to train: log the step, leave the weights as they are
         metrics.update(updated=False, time_s=time.perf_counter() - t0)
         return metrics
 
-    idx = keep_B.nonzero().flatten()
-    ids, attn, m_BS, inf_BS = _trim([ro.input_ids_BS[idx], ro.attention_mask_BS[idx], mask_BS[idx],
-                                     ro.inf_logprobs_BS[idx]], ro.attention_mask_BS[idx])
+    group_B = torch.arange(len(fill.selected)).repeat_interleave(G)
     for g in opt.param_groups:
         g["lr"] = lr
     estimator = get_estimator(scfg.advantage_estimator)
     model.train()
+    if grpo:
+        # advantages over whole groups (overlong responses included), then restricted to the trainable rows
+        adv_B = estimator.compute_advantage(AdvantageInputs(rewards_B=rewards_B, group_ids_B=group_B,
+                                                            mask_BS=torch.ones(len(rewards_B), 1)))[:, 0]
+    ids, attn, m_BS, inf_BS = _trim([ro.input_ids_BS[idx], ro.attention_mask_BS[idx], mask_BS[idx],
+                                     ro.inf_logprobs_BS[idx]], ro.attention_mask_BS[idx])
     lp_BS = sequence_logprobs(model, ids, attn, m_BS)
-    if scfg.advantage_estimator == "grpo":
-        adv_BS = estimator.compute_advantage(AdvantageInputs(rewards_B=rewards_B[idx], group_ids_B=group_B[idx],
-                                                             mask_BS=m_BS))
+    if grpo:
+        adv_BS = adv_B[idx][:, None] * m_BS
         ref_BS = None
         if scfg.kl_coef > 0:
             if ref_model is None:
@@ -135,11 +200,10 @@ def rl_step(ctx: StageContext, scfg: RLStageConfig, opt, step: int, pools: dict[
     else:
         assert isinstance(scfg, MOPDConfig)
         teacher_BS = torch.zeros_like(lp_BS)
-        doms = [records[i]["domain"] for i in idx.tolist()]
         with torch.no_grad():
-            for d in sorted(set(doms)):
-                rows = torch.tensor([j for j, x in enumerate(doms) if x == d])
-                teacher_BS[rows] = sequence_logprobs(teachers[d], ids[rows], attn[rows], m_BS[rows])
+            for teacher, rows in rules.teacher_rows([records[i]["domain"] for i in idx.tolist()], teachers):
+                r = torch.tensor(rows)
+                teacher_BS[r] = sequence_logprobs(teacher, ids[r], attn[r], m_BS[r])
         adv_BS = estimator.compute_advantage(AdvantageInputs(rewards_B=None, group_ids_B=None, mask_BS=m_BS,
                                                              train_logprobs_BS=lp_BS, teacher_logprobs_BS=teacher_BS))
         loss, lm = mopd_loss(lp_BS, inf_BS, adv_BS, m_BS, low=scfg.importance_mask_low,

@@ -1,0 +1,33 @@
+"""The pairwise judge of the RLHF stages (``<stage>.judge``), one vocabulary for both implementations.
+
+Field names follow NeMo-Gym's ``genrm_compare`` resources server so the cluster backend maps them one to one;
+the tiny profile's ``rubric_pairwise`` judge reads the same aggregation fields (``recipe/rewards/group_reward.py``).
+"""
+from __future__ import annotations
+
+from typing import Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class JudgeConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    kind: Literal["rubric_pairwise", "genrm_compare"] = Field(
+        description="rubric_pairwise: the tiny judge (more hidden rubric items met wins, ties by length); "
+        "genrm_compare: NeMo-Gym's GenRM compare server (cluster backend).")
+    comparison_strategy: Literal["all_pairs", "circular"] = Field(
+        "all_pairs", description="Which pairs of a prompt's responses are judged (Cascade 2: all pairs).")
+    answer_length_penalty_coeff: float = Field(
+        0.0, ge=0, description="Length normalisation: reward -= coeff * (len_i - group mean len) / group len range "
+        "(zero-centred within the group; NeMo-Gym group_answer_length_penalty_coeff).")
+    answer_bonus: float = Field(
+        0.0, ge=0, description="Conciseness bonus for the shortest answer among the group's top performers "
+        "(NeMo-Gym answer_bonus).")
+    top_percentile: float = Field(
+        0.2, gt=0, le=1, description="Quality gate of the bonus: only the top this-fraction of the group by judge "
+        "score (at least one response) can get it (NeMo-Gym top_percentile).")
+    genrm_model: Optional[str] = Field(None, description="genrm_compare: the GenRM served model name.")
+    genrm_max_output_tokens: Optional[int] = Field(None, gt=0, description="genrm_compare: GenRM generation cap.")
+    genrm_temperature: Optional[float] = Field(None, ge=0)
+    genrm_top_p: Optional[float] = Field(None, gt=0, le=1)

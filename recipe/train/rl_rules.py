@@ -1,0 +1,99 @@
+"""The rules of one RL step, as pure functions on tensors (the loop in ``recipe.train.rl`` only calls them).
+
+Shapes: P prompt groups of G responses each (B = P * G rows, group-major), S tokens.
+
+- ``unfinished_reward_zero``: an unfinished (truncated) response gets reward 0 (IF-RL, RECIPE.md §4.1 row 1:
+  "unfinished -> reward 0"; ``<stage>.overlong_reward_zero``).
+- ``overlong_loss_mask``: overlong filtering (DAPO; RECIPE.md §4.2 "Overlong" column): a truncated response gets
+  no loss, but its reward *stays* in its group's mean and std (``<stage>.overlong_filtering``). The advantage is
+  therefore computed on whole groups first and the mask is applied afterwards (``trainable_rows``).
+- ``keep_groups``: dynamic filtering drops groups whose G rewards are all equal (zero std, no signal;
+  ``dynamic_filtering``); the agentless-SWE prompt mask drops groups whose best reward is <= a threshold
+  (RECIPE.md §5: "max reward <= 0.5 -> no loss"; ``prompt_mask_max_reward``).
+- ``refill``: dynamic filtering keeps the batch full as DAPO does (NeMo-RL ``use_dynamic_sampling``): after the
+  first round of ``target`` prompts, further rounds sample the missing number of prompts until ``target`` groups
+  are kept or ``max_rounds`` rounds were drawn (NeMo-RL ``dynamic_sampling_max_gen_batches``); what is still
+  missing is the logged ``shortfall`` (NeMo-RL raises there; we train on what we have and log it).
+- ``trainable_rows``: the rows that enter the loss: in a kept group and with at least one unmasked token. Empty ->
+  "nothing left to train": the step is logged with ``updated: false`` and the weights do not move.
+- ``teacher_rows``: MOPD routes every response to its domain's teacher (paper §4.4: one teacher per example, by
+  prompt domain); rows that share a teacher checkpoint are scored in one forward pass.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Hashable
+
+import torch
+
+
+def unfinished_reward_zero(rewards_B: torch.Tensor, finished_B: torch.Tensor) -> torch.Tensor:
+    return torch.where(finished_B.bool(), rewards_B, torch.zeros_like(rewards_B))
+
+
+def overlong_loss_mask(mask_BS: torch.Tensor, finished_B: torch.Tensor) -> torch.Tensor:
+    return mask_BS * finished_B.bool()[:, None].to(mask_BS.dtype)
+
+
+def keep_groups(rewards_PG: torch.Tensor, *, dynamic_filtering: bool,
+                prompt_mask_max_reward: float | None = None) -> torch.Tensor:
+    keep_P = torch.ones(rewards_PG.shape[0], dtype=torch.bool)
+    if dynamic_filtering:
+        keep_P &= rewards_PG.std(1, unbiased=False) > 1e-8
+    if prompt_mask_max_reward is not None:
+        keep_P &= rewards_PG.max(1).values > prompt_mask_max_reward
+    return keep_P
+
+
+def trainable_rows(keep_P: torch.Tensor, group_size: int, loss_mask_BS: torch.Tensor) -> torch.Tensor:
+    """Row indices (sorted) that enter the loss; an empty tensor means nothing is left to train."""
+    keep_B = keep_P.repeat_interleave(group_size) & (loss_mask_BS.sum(1) > 0)
+    return keep_B.nonzero().flatten()
+
+
+@dataclass
+class RefillResult:
+    selected: list[tuple[int, int]] = field(default_factory=list)  # (round, group-in-round), in draw order
+    rounds: int = 0
+    sampled_groups: int = 0
+    target: int = 0
+
+    @property
+    def shortfall(self) -> int:
+        return self.target - len(self.selected)
+
+
+def refill(draw_round: Callable[[int, int], torch.Tensor], *, target: int, max_rounds: int,
+           enabled: bool) -> RefillResult:
+    """Draw rounds until ``target`` groups are kept. ``draw_round(round, n_prompts)`` samples and scores
+    ``n_prompts`` new groups and returns their keep mask [n_prompts]. Round 0 draws ``target`` prompts; a later
+    round draws the current shortfall. Without ``enabled`` (no dynamic filtering) there is exactly one round.
+    Kept groups beyond ``target`` are not selected (first come, first kept)."""
+    if target < 1 or max_rounds < 1:
+        raise ValueError(f"refill needs target >= 1 and max_rounds >= 1, got {target}, {max_rounds}")
+    res = RefillResult(target=target)
+    n = target
+    while res.rounds < (max_rounds if enabled else 1):
+        keep = draw_round(res.rounds, n)
+        if keep.shape != (n,):
+            raise ValueError(f"draw_round returned a keep mask of shape {tuple(keep.shape)}, expected ({n},)")
+        res.sampled_groups += n
+        res.selected += [(res.rounds, int(g)) for g in keep.nonzero().flatten().tolist()][: target - len(res.selected)]
+        res.rounds += 1
+        n = res.shortfall
+        if n == 0:
+            break
+    return res
+
+
+def teacher_rows(domains_B: list[str], teachers: dict[str, object],
+                 key: Callable[[object], Hashable] = id) -> list[tuple[object, list[int]]]:
+    """[(teacher, row indices)] with one entry per distinct teacher, in first-use order."""
+    missing = sorted({d for d in domains_B if d not in teachers})
+    if missing:
+        raise KeyError(f"no MOPD teacher for domains {missing} (mopd.teacher_routing covers {sorted(teachers)})")
+    groups: dict[Hashable, tuple[object, list[int]]] = {}
+    for i, d in enumerate(domains_B):
+        t = teachers[d]
+        groups.setdefault(key(t), (t, []))[1].append(i)
+    return list(groups.values())

@@ -1,0 +1,61 @@
+"""The RLHF reward: the tiny hidden-rubric judge and the all-pairs aggregation, on hand-computed cases."""
+from __future__ import annotations
+
+import pytest
+
+from recipe.config.judge_section import JudgeConfig
+from recipe.rewards import verify
+from recipe.rewards.group_reward import aggregate_pairwise, comparison_pairs, judge_group_rewards
+from recipe.rewards.judge import HiddenRubricJudge
+
+REC = {"domain": "chat", "messages": [{"role": "user", "content": "Tell me about the fox. Answer in capitals."}],
+       "verifier": {"name": "chat_rubric", "rubric": [{"check": "mentions", "word": "fox"},
+                                                       {"check": "format", "style": "upper"},
+                                                       {"check": "no_filler"}]}}
+
+
+def test_hidden_rubric_judge_prefers_more_items_then_shorter():
+    j = HiddenRubricJudge()
+    # 3 items met vs 2 (filler): more items wins
+    assert j.compare(REC, "x</think>THE FOX IS RED", "x</think>SURE, THE FOX IS RED").preference == "A"
+    # 2 vs 2 (no capitals, 4 words) vs (filler, 5 words): the shorter wins
+    v = j.compare(REC, "x</think>SURE, THE FOX IS RED", "x</think>the fox is red")
+    assert (v.preference, v.reason) == ("B", "tie_broken_by_length")
+    assert j.compare(REC, "x</think>THE FOX", "x</think>THE FOX").preference == "tie"
+    # an unfinished response meets nothing and loses to anything that meets an item
+    assert j.compare(REC, "<think>still thinking", "x</think>fox").preference == "B"
+    assert verify(REC, "x</think>SURE THE FOX").score == pytest.approx(2 / 3)
+
+
+def test_pairs():
+    assert comparison_pairs(4, "all_pairs") == [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]
+    assert comparison_pairs(4, "circular") == [(0, 1), (1, 2), (2, 3), (3, 0)]
+    with pytest.raises(ValueError, match="comparison_strategy"):
+        comparison_pairs(3, "random")
+
+
+def test_aggregation_length_normalisation_and_gated_bonus_by_hand():
+    # (0 beats 1), (0 ties 2), (2 beats 1): per-response means r0 = (1 + .5)/2 = .75, r1 = 0, r2 = (.5 + 1)/2 = .75
+    comps = [(0, 1, 1.0, 0.0), (0, 2, 0.5, 0.5), (1, 2, 0.0, 1.0)]
+    assert aggregate_pairwise(3, comps, [4, 2, 6]) == [0.75, 0.0, 0.75]
+    # length: mean 4, range 4, c = .2 -> r -= .2 * (len - 4)/4: r0 .75, r1 0 + .1 = .1, r2 .75 - .1 = .65
+    got = aggregate_pairwise(3, comps, [4, 2, 6], length_coeff=0.2)
+    assert got == pytest.approx([0.75, 0.1, 0.65])
+    # bonus .5 gated to the top ceil(.34 * 3) = 2 by judge score (responses 0 and 2, both .75): the shorter (0, 4
+    # words) gets it; response 1 is the shortest overall but fails the quality gate
+    got = aggregate_pairwise(3, comps, [4, 2, 6], length_coeff=0.2, answer_bonus=0.5, top_percentile=0.34)
+    assert got == pytest.approx([1.25, 0.1, 0.65])
+    # everything lost or tied at 0: the gate (aggregate > 0) gives no bonus
+    assert aggregate_pairwise(2, [(0, 1, 0.0, 0.0)], [1, 2], answer_bonus=1.0) == [0.0, 0.0]
+
+
+def test_judge_group_rewards_over_a_batch():
+    cfg = JudgeConfig(kind="rubric_pairwise", comparison_strategy="all_pairs")
+    # group: 3 items (4 words), filler (5 words), no capitals (4 words)
+    texts = ["x</think>THE FOX IS RED", "x</think>SURE, THE FOX IS RED", "x</think>the fox is red"]
+    # 0 beats 1 (items), 0 beats 2 (items), 2 beats 1 (length): r = [1, 0, .5]
+    assert judge_group_rewards([REC] * 3, texts, 3, cfg).tolist() == [1.0, 0.0, 0.5]
+    with pytest.raises(ValueError, match="whole groups"):
+        judge_group_rewards([REC] * 3, texts, 2, cfg)
+    with pytest.raises(ValueError, match="cluster backend"):
+        judge_group_rewards([REC] * 3, texts, 3, JudgeConfig(kind="genrm_compare"))

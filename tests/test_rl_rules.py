@@ -1,0 +1,117 @@
+"""The RL step's rules (recipe/train/rl_rules.py) on hand-built batches; expected values worked out in comments."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from recipe.train import rl_rules as rules
+from recipe.train.advantages import AdvantageInputs, get_estimator
+from recipe.train.rl import concat_rollouts
+from recipe.train.rollout import RolloutBatch
+
+
+def test_unfinished_response_gets_reward_zero():
+    rewards = torch.tensor([1.0, 0.5, 1.0, 0.0])
+    finished = torch.tensor([True, False, False, True])
+    # rows 1 and 2 did not finish: their rewards (0.5, 1.0) become 0; finished rows keep theirs
+    assert rules.unfinished_reward_zero(rewards, finished).tolist() == [1.0, 0.0, 0.0, 0.0]
+
+
+def test_dynamic_filtering_drops_equal_reward_groups():
+    r_PG = torch.tensor([[1.0, 1.0, 1.0],    # all correct: std 0 -> dropped
+                         [0.0, 1.0, 0.0],    # mixed -> kept
+                         [0.0, 0.0, 0.0],    # all wrong: std 0 -> dropped
+                         [0.2, 0.2, 0.3]])   # mixed (tiny spread) -> kept
+    assert rules.keep_groups(r_PG, dynamic_filtering=True).tolist() == [False, True, False, True]
+    assert rules.keep_groups(r_PG, dynamic_filtering=False).tolist() == [True] * 4
+
+
+def test_swe_agentless_prompt_mask_drops_groups_whose_best_is_at_most_half():
+    r_PG = torch.tensor([[0.5, 0.2, 0.0],    # best 0.5 <= 0.5 -> masked (the boundary is masked)
+                         [0.6, 0.2, 0.0],    # best 0.6 -> kept
+                         [0.7, 0.7, 0.7]])   # best 0.7 -> kept without dynamic filtering
+    assert rules.keep_groups(r_PG, dynamic_filtering=False, prompt_mask_max_reward=0.5).tolist() == [False, True, True]
+    # both rules together: the third group also goes (zero std)
+    assert rules.keep_groups(r_PG, dynamic_filtering=True, prompt_mask_max_reward=0.5).tolist() == [False, True, False]
+
+
+def test_overlong_filtering_masks_loss_but_keeps_group_statistics():
+    # one group of 4: rewards 1, 0, 0, 1; response 3 is truncated (reward kept: overlong_reward_zero is off)
+    rewards = torch.tensor([1.0, 0.0, 0.0, 1.0])
+    finished = torch.tensor([True, True, True, False])
+    mask = torch.ones(4, 3)
+    loss_mask = rules.overlong_loss_mask(mask, finished)
+    assert loss_mask.sum(1).tolist() == [3, 3, 3, 0]
+    # advantages over the WHOLE group: mean 0.5, population std 0.5 -> A = +1, -1, -1, +1
+    adv = get_estimator("grpo").compute_advantage(AdvantageInputs(rewards, torch.zeros(4, dtype=torch.long),
+                                                                  torch.ones(4, 1)))[:, 0]
+    assert adv.tolist() == [1.0, -1.0, -1.0, 1.0]
+    # the truncated row leaves the loss; the others keep the advantages computed with it in the group.
+    # (Had it been dropped before normalising, the group 1,0,0 would give mean 1/3, std 0.471: A_0 = +1.414.)
+    rows = rules.trainable_rows(torch.tensor([True]), 4, loss_mask)
+    assert rows.tolist() == [0, 1, 2]
+    assert adv[rows].tolist() == [1.0, -1.0, -1.0]
+
+
+def test_nothing_left_to_train():
+    # two groups of 2, both filtered out -> no rows; one kept group whose responses are all truncated -> no rows
+    assert rules.trainable_rows(torch.tensor([False, False]), 2, torch.ones(4, 3)).numel() == 0
+    loss_mask = rules.overlong_loss_mask(torch.ones(2, 3), torch.tensor([False, False]))
+    assert rules.trainable_rows(torch.tensor([True]), 2, loss_mask).numel() == 0
+
+
+def test_refill_keeps_the_batch_full_with_a_cap_and_a_shortfall():
+    # target 4 groups. Round 0 draws 4 groups, keeps 2 (groups 1, 3); round 1 draws the shortfall 2, keeps 1
+    # (group 0); round 2 draws 1, keeps it -> full after 3 rounds, 7 groups sampled.
+    keeps = [[False, True, False, True], [True, False], [True]]
+    calls = []
+
+    def draw(rnd, n):
+        calls.append((rnd, n))
+        return torch.tensor(keeps[rnd])
+
+    res = rules.refill(draw, target=4, max_rounds=5, enabled=True)
+    assert calls == [(0, 4), (1, 2), (2, 1)]
+    assert res.selected == [(0, 1), (0, 3), (1, 0), (2, 0)]
+    assert (res.rounds, res.sampled_groups, res.shortfall) == (3, 7, 0)
+
+
+def test_refill_cap_leaves_a_logged_shortfall_and_never_overfills():
+    # nothing is ever kept: the cap (2 rounds) stops it; shortfall = the whole target
+    res = rules.refill(lambda r, n: torch.zeros(n, dtype=torch.bool), target=3, max_rounds=2, enabled=True)
+    assert (res.rounds, res.sampled_groups, res.shortfall, res.selected) == (2, 6, 3, [])
+    # round 0 keeps 1 of 3, round 1 draws 2 and keeps both -> full, exactly 3 selected
+    res = rules.refill(lambda r, n: torch.tensor([True, False, False]) if r == 0 else torch.ones(n, dtype=torch.bool),
+                       target=3, max_rounds=4, enabled=True)
+    assert res.selected == [(0, 0), (1, 0), (1, 1)] and res.shortfall == 0
+    # without dynamic filtering: one round, whatever it keeps
+    res = rules.refill(lambda r, n: torch.tensor([True, False, True]), target=3, max_rounds=4, enabled=False)
+    assert (res.rounds, res.shortfall) == (1, 1)
+    with pytest.raises(ValueError, match="shape"):
+        rules.refill(lambda r, n: torch.ones(n + 1, dtype=torch.bool), target=2, max_rounds=2, enabled=True)
+
+
+def test_mopd_routes_each_row_to_its_domain_teacher():
+    sft, rlhf_branch, multi = object(), object(), object()
+    teachers = {"math": sft, "chat": rlhf_branch, "instruction_following": multi, "mcqa": multi, "tool_call": multi}
+    doms = ["mcqa", "math", "chat", "instruction_following", "math", "tool_call"]
+    out = rules.teacher_rows(doms, teachers)
+    # one forward per distinct teacher; the multi-domain teacher serves IF, MCQA and tool calls together
+    assert [(t, rows) for t, rows in out] == [(multi, [0, 3, 5]), (sft, [1, 4]), (rlhf_branch, [2])]
+    with pytest.raises(KeyError, match="code"):
+        rules.teacher_rows(["code"], teachers)
+
+
+def test_concat_rollouts_aligns_prompts_and_responses_of_two_rounds():
+    # round A: prompt width 2, response width 2; round B: prompt width 3, response width 1 (pad id 0)
+    a = RolloutBatch(torch.tensor([[5, 6, 7, 8]]), torch.tensor([[1, 1, 1, 1]]), torch.tensor([[0., 0, 1, 1]]),
+                     torch.tensor([[0., 0, -1, -2]]), ["x"], torch.tensor([True]))
+    b = RolloutBatch(torch.tensor([[4, 5, 6, 9]]), torch.tensor([[1, 1, 1, 1]]), torch.tensor([[0., 0, 0, 1]]),
+                     torch.tensor([[0., 0, 0, -3]]), ["y"], torch.tensor([False]))
+    m = concat_rollouts([a, b], pad_id=0)
+    # common prompt width 3 (A gets one left pad), common response width 2 (B gets one right pad)
+    assert m.input_ids_BS.tolist() == [[0, 5, 6, 7, 8], [4, 5, 6, 9, 0]]
+    assert m.attention_mask_BS.tolist() == [[0, 1, 1, 1, 1], [1, 1, 1, 1, 0]]
+    assert m.mask_BS.tolist() == [[0, 0, 0, 1, 1], [0, 0, 0, 1, 0]]
+    assert m.inf_logprobs_BS.tolist() == [[0, 0, 0, -1, -2], [0, 0, 0, -3, 0]]
+    assert m.texts == ["x", "y"] and m.finished_B.tolist() == [True, False]
