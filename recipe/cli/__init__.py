@@ -5,7 +5,7 @@ import sys
 
 import typer
 
-from recipe.cli import cluster_cmd, data_cmd, hub_cmd, sandbox_cmd
+from recipe.cli import cluster_cmd, data_cmd, eval_cmd, hub_cmd, sandbox_cmd
 from recipe.cli.pipeline_cmd import register as _register_pipeline
 
 app = typer.Typer(help="Nemotron-Cascade 2 recipe: SFT, Cascade RL, MOPD and evaluation, tiny or at scale.",
@@ -14,6 +14,8 @@ _register_pipeline(app)
 app.add_typer(sandbox_cmd.app, name="sandbox", help="Run untrusted code in the sandbox (JSON verdict).")
 app.add_typer(data_cmd.app, name="data", help="Curate released and tiny data; write data cards.")
 app.add_typer(hub_cmd.app, name="hub", help="Download NVIDIA's released artifacts; publish stages.")
+app.add_typer(eval_cmd.app, name="eval", help="Evaluate on benchmark suites (HF or OpenAI-compatible server), "
+              "score existing responses, compare with the paper.")
 app.add_typer(cluster_cmd.app, name="cluster", help="Render, submit and monitor NeMo-RL jobs on Slurm.")
 
 

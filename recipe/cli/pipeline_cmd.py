@@ -1,4 +1,4 @@
-"""``recipe run``, ``recipe stage``, ``recipe eval``, ``recipe report`` and ``recipe config``: the cascade itself."""
+"""``recipe run``, ``recipe stage``, ``recipe report`` and ``recipe config``: the cascade itself (``recipe eval``: eval_cmd)."""
 from __future__ import annotations
 
 import contextlib
@@ -65,31 +65,6 @@ def register(app: typer.Typer) -> None:
             run = RunDir.for_id(run_id)
             run.read_run_json()  # a clear error for a run that does not exist
             print_report(run)
-
-    @app.command("eval")
-    def eval_(
-        run_id: str = typer.Option(..., help="Run id."),
-        checkpoint: str = typer.Option(..., help="Stage whose checkpoint to evaluate, or a checkpoint folder."),
-        suite: str = typer.Option("domains", help="domains: the run's validation domains, scored as its "
-                                 "`evaluation` section says (%)."),
-    ) -> None:
-        """Score a checkpoint on the run's validation domains and print the per-domain scores as JSON."""
-        import json
-        from pathlib import Path
-
-        from recipe.eval.validate import validate_domains
-        from recipe.model import load_checkpoint
-        from recipe.pipeline.data_phase import load_splits
-        from recipe.pipeline.run_init import open_run
-        if suite != "domains":
-            _fail(f"suite {suite!r} is not implemented by the local backend; available: domains")
-        with _user_errors():
-            run, cfg = open_run(run_id)
-            path = Path(checkpoint) if Path(checkpoint).exists() else run.checkpoint_dir(checkpoint)
-            model, tok = load_checkpoint(path)
-            scores = validate_domains(model, tok, load_splits(run, cfg), cfg.domains.names, cfg.evaluation,
-                                      seed=cfg.run.seed)
-        typer.echo(json.dumps({"checkpoint": str(path), "scores": scores}, indent=2))
 
     @app.command("config")
     def config(

@@ -10,6 +10,7 @@ from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from recipe.config.benchmarks_section import BenchmarksSection
 from recipe.config.cluster_section import ClusterSection
 from recipe.config.data_section import DataSection
 from recipe.config.hub_section import HubSection
@@ -84,6 +85,7 @@ class RecipeConfig(_Section):
     data: DataSection = Field(default_factory=DataSection)
     hub: HubSection = Field(default_factory=HubSection)
     cluster: ClusterSection = Field(default_factory=ClusterSection)
+    benchmarks: BenchmarksSection = Field(default_factory=BenchmarksSection)
 
     @property
     def stage_plan(self) -> tuple[str, ...]:

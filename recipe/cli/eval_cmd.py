@@ -1,0 +1,127 @@
+"""``recipe eval``: evaluate a checkpoint or a served model on benchmark suites; ``recipe eval score`` scores existing
+responses; ``recipe eval report`` sets results beside the paper's Table 1; ``recipe eval suites`` lists the suites.
+
+``recipe eval --suite aime25 --endpoint http://host:8000 --model NAME --out DIR`` (served model) or
+``recipe eval --suite tiny_math --run-id tiny-seed0 --stage mopd`` (a run's checkpoint) or ``--checkpoint FOLDER``.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from rich.console import Console
+
+console = Console()
+app = typer.Typer(no_args_is_help=False, invoke_without_command=True, pretty_exceptions_enable=False,
+                  help="Evaluate on benchmark suites; score existing responses; compare with the paper.")
+
+
+def _fail(msg: str) -> None:
+    console.print(f"[bold red]error:[/] {msg}")
+    raise typer.Exit(2)
+
+
+@contextlib.contextmanager
+def _user_errors():
+    from recipe.eval.suites import UnknownSuiteError
+    try:
+        yield
+    except (ValueError, FileNotFoundError, UnknownSuiteError) as e:
+        _fail(e.args[0] if isinstance(e, KeyError) and e.args else str(e))
+
+
+@app.callback()
+def eval_(
+    ctx: typer.Context,
+    suite: List[str] = typer.Option([], "--suite", help="Suite name (repeatable); `recipe eval suites` lists them."),
+    run_id: Optional[str] = typer.Option(None, help="Run id (with --stage: that stage's checkpoint; tiny suites read "
+                                                    "the run's validation rows)."),
+    stage: Optional[str] = typer.Option(None, help="Stage whose checkpoint to evaluate (with --run-id)."),
+    checkpoint: Optional[str] = typer.Option(None, help="A checkpoint folder (in-process Hugging Face generation)."),
+    endpoint: Optional[str] = typer.Option(None, help="OpenAI-compatible server, e.g. http://127.0.0.1:8000 (vLLM)."),
+    model: Optional[str] = typer.Option(None, help="Served model name (with --endpoint)."),
+    out: Optional[str] = typer.Option(None, help="Output folder (default: <run>/eval/<stage>, else eval_out)."),
+    profile: Optional[str] = typer.Option(None, help="Profile for benchmark sources without a run (default paper)."),
+    limit: Optional[int] = typer.Option(None, help="Only the first N rows of each suite (a smoke test, not a score)."),
+    k: Optional[int] = typer.Option(None, "-k", help="Samples per item (default: the suite's protocol)."),
+    temperature: Optional[float] = typer.Option(None),
+    top_p: Optional[float] = typer.Option(None),
+    max_tokens: Optional[int] = typer.Option(None),
+    thinking: Optional[bool] = typer.Option(None, "--thinking/--no-thinking"),
+    seed: Optional[int] = typer.Option(None),
+    concurrency: int = typer.Option(8, help="Requests in flight (endpoint)."),
+    timeout: float = typer.Option(600.0, help="Per-request timeout in seconds (endpoint)."),
+    batch_size: int = typer.Option(32, help="Prompts per generation batch (checkpoint)."),
+    server: str = typer.Option("vllm", help="Endpoint kind: vllm (sends top_k/min_p/repetition_penalty) or standard "
+                                            "(OpenAI fields only, e.g. transformers serve)."),
+    model_revision: Optional[str] = typer.Option(None, help="Revision/sha of the served model (recorded)."),
+) -> None:
+    """Generate and score: writes <out>/<suite>/{results.json, items.jsonl, samples.jsonl}; re-runs resume."""
+    if ctx.invoked_subcommand is not None:
+        return
+    if not suite:
+        _fail("give at least one --suite (see `recipe eval suites`)")
+    from recipe.eval.api import evaluate
+    from recipe.eval.report import format_results_table
+    with _user_errors():
+        if out is None:
+            if run_id and stage:
+                from recipe.runs import RunDir
+                out = str(RunDir.for_id(run_id).root / "eval" / stage)
+            else:
+                out = "eval_out"
+        res = evaluate(suite, out=out, run_id=run_id, stage=stage, checkpoint=checkpoint, endpoint=endpoint,
+                       model=model, profile=profile, limit=limit, k=k, temperature=temperature, top_p=top_p,
+                       max_tokens=max_tokens, thinking=thinking, seed=seed, concurrency=concurrency,
+                       timeout_s=timeout, batch_size=batch_size, server=server, model_revision=model_revision)
+    console.print(format_results_table(res))
+    for n, r in res.items():
+        g = r.get("generation") or {}
+        if g.get("failed_requests"):
+            console.print(f"[yellow]{n}: {g['failed_requests']} request(s) failed (not cached; a re-run retries "
+                          f"them): {g['first_error']}[/]")
+    typer.echo(json.dumps({"out": out, "suites": {n: (r.get("unavailable") and {"unavailable": r["unavailable"]})
+                                                  or {"score": r.get("score"), "stderr": r.get("stderr"), "n": r.get("n"),
+                                                      "k": r.get("k")} for n, r in res.items()}}, indent=2))
+
+
+@app.command("score")
+def score(
+    suite: str = typer.Option(..., help="Suite whose scorer to use."),
+    responses: Path = typer.Option(..., help="JSONL: the benchmark's row fields + `response` per line."),
+    out: Path = typer.Option(..., help="Output folder: items.jsonl and summary.json."),
+) -> None:
+    """Score existing responses from any system; malformed lines are reported with their line number."""
+    from recipe.eval.score_file import score_responses
+    with _user_errors():
+        s = score_responses(suite, responses, out)
+    for m in s["malformed"]:
+        console.print(f"[yellow]line {m['line']}:[/] {m['error']}")
+    keys = [k for k in s if k not in ("malformed", "settings")]
+    typer.echo(json.dumps({k: s[k] for k in keys} | {"malformed_lines": [m["line"] for m in s["malformed"]]}, indent=2))
+
+
+@app.command("suites")
+def suites() -> None:
+    """List the registered suites with their protocol defaults."""
+    from recipe.eval.suites import get_suite, suite_names
+    for n in suite_names():
+        s = get_suite(n)
+        d = s.defaults
+        typer.echo(f"{n:28s} k={d.k} T={d.temperature} top_p={d.top_p} max_tokens={d.max_tokens} "
+                   f"thinking={d.thinking}  {s.description}")
+
+
+@app.command("report")
+def report(
+    results: List[Path] = typer.Argument(..., help="Result folders (with <suite>/results.json) or results.json files."),
+    profile: str = typer.Option("paper", help="Profile holding the paper's values (benchmarks.suites.*.paper)."),
+) -> None:
+    """Print ours vs the paper's Table 1 for every benchmark, with both settings; flags differing settings."""
+    from recipe.eval.report import collect_results, paper_comparison, print_comparison
+    with _user_errors():
+        rows = paper_comparison(collect_results(results), profile)
+    print_comparison(rows, console)

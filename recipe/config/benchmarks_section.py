@@ -1,0 +1,62 @@
+"""The ``benchmarks`` config section: where each evaluation suite's rows come from, the paper's reported value with
+its settings and citation (written once, in the paper profile), and the eval phase at the end of ``recipe run``."""
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class BenchmarkSource(_Section):
+    repo_id: str
+    revision: str = Field(description="A 40-hex commit pins; a branch name is recorded as unpinned.")
+    file: str = Field(description="Path of the rows file inside the Hub repo.")
+    repo_type: str = "dataset"
+    mirror_file: str | None = Field(None, description="Path of the same file inside a local mirror folder.")
+    format: str | None = Field(None, description="jsonl | csv | parquet (default: from the suffix; .txt = jsonl).")
+
+    @property
+    def pinned(self) -> bool:
+        return len(self.revision) == 40 and all(c in "0123456789abcdef" for c in self.revision)
+
+
+class PaperResult(_Section):
+    """A value the paper reports, with the settings that produced it (EVAL.md §2) and where it is stated."""
+    value: float
+    metric: str
+    k: int | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    thinking: bool | None = None
+    judge: str | None = None
+    citation: str
+
+
+class BenchmarkEntry(_Section):
+    source: BenchmarkSource | None = None
+    paper: PaperResult | None = None
+
+
+class EvalPhaseSection(_Section):
+    """What ``recipe run`` evaluates after the last stage: the tiny suites on the run's validation rows, and a small
+    slice of real benchmarks (first ``limit`` rows) read from ``mirror`` or the Hub, else shown as unavailable."""
+    enabled: bool = True
+    tiny_suites: list[str] = Field(default_factory=list)
+    real_suites: dict[str, int] = Field(default_factory=dict, description="suite -> number of rows of the slice")
+    k: int = Field(1, ge=1)
+    max_tokens: int = Field(32, gt=0)
+    temperature: float = 1.0
+    top_p: float = 1.0
+    thinking: bool = True
+    batch_size: int = Field(64, gt=0)
+
+
+class BenchmarksSection(_Section):
+    mirror: str | None = Field(None, description="Local folder holding the benchmark files (mirror_file paths); "
+                                                 "relative paths are resolved from the project root.")
+    allow_hub: bool = True
+    suites: dict[str, BenchmarkEntry] = Field(default_factory=dict)
+    eval_phase: EvalPhaseSection = Field(default_factory=EvalPhaseSection)

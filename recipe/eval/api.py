@@ -1,0 +1,128 @@
+"""What ``recipe eval``, ``notebooks/50_eval.ipynb`` and the eval phase of ``recipe run`` call.
+
+``evaluate`` picks the model (a run's stage checkpoint, a checkpoint folder, or an OpenAI-compatible endpoint + model
+name), the rows of each suite (tiny suites: the run's validation split; benchmarks: ``benchmarks.suites.<name>.source``
+of the config, falling back to the paper profile's, read from the mirror or the Hub), the sampling settings (the
+suite's protocol defaults, each one overridable), and writes ``<out>/<suite>/{samples.jsonl,items.jsonl,results.json}``.
+A suite whose rows cannot be had is returned as ``{"unavailable": reason}``, never scored on substitute rows.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Iterable
+
+from recipe.eval.backends import Backend
+from recipe.eval.harness import evaluate_suite
+from recipe.eval.sampling import SamplingParams
+from recipe.eval.sources import SourceUnavailable, load_rows
+from recipe.eval.suites import Suite, get_suite
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+
+
+def resolve_sampling(suite: Suite, **overrides) -> SamplingParams:
+    """The suite's protocol defaults with every non-None override applied."""
+    given = {k: v for k, v in overrides.items() if v is not None}
+    return suite.defaults.model_copy(update=given) if given else suite.defaults.model_copy()
+
+
+def make_backend(*, checkpoint: str | Path | None = None, endpoint: str | None = None, model: str | None = None,
+                 batch_size: int = 32, concurrency: int = 8, timeout_s: float = 600.0, max_retries: int = 4,
+                 api_key_env: str = "OPENAI_API_KEY", model_revision: str | None = None,
+                 server: str = "vllm") -> Backend:
+    if (checkpoint is None) == (endpoint is None):
+        raise ValueError("give exactly one of a checkpoint (run stage or folder) or an endpoint")
+    if endpoint is not None:
+        if not model:
+            raise ValueError("--endpoint needs --model (the served model name)")
+        from recipe.eval.openai_client import OpenAIChatClient
+        if server not in ("vllm", "standard"):
+            raise ValueError(f"server must be vllm or standard, got {server!r}")
+        return OpenAIChatClient(endpoint, model, api_key=os.environ.get(api_key_env), concurrency=concurrency,
+                                timeout_s=timeout_s, max_retries=max_retries, model_revision=model_revision,
+                                extended_sampling=server == "vllm")
+    from recipe.eval.hf_backend import HFBackend
+    return HFBackend(checkpoint, batch_size=batch_size)
+
+
+def _mirror(cfg) -> Path | None:
+    m = cfg.benchmarks.mirror
+    if not m:
+        return None
+    p = Path(m)
+    return p if p.is_absolute() else (PROJECT_ROOT / p)
+
+
+def benchmark_source(name: str, cfg):
+    entry = cfg.benchmarks.suites.get(name)
+    if entry is None or entry.source is None:
+        from recipe.config import load_config
+        entry = load_config("paper").benchmarks.suites.get(name)
+    if entry is None or entry.source is None:
+        raise SourceUnavailable(f"no source configured for suite {name!r} (benchmarks.suites.{name}.source)")
+    return entry.source
+
+
+def suite_rows(name: str, cfg, *, run=None, limit: int | None = None) -> tuple[list[dict], dict]:
+    """(rows, provenance) of a suite; ``SourceUnavailable`` when they cannot be had."""
+    suite = get_suite(name)
+    if name.startswith("tiny_"):
+        if run is None:
+            raise SourceUnavailable(f"suite {name} reads a run's validation rows: give --run-id")
+        from recipe.pipeline.data_phase import load_splits
+        domain = name.removeprefix("tiny_")
+        splits = load_splits(run, cfg)
+        if domain not in splits:
+            raise SourceUnavailable(f"run {run.run_id} has no domain {domain!r} (domains: {', '.join(splits)})")
+        rows = splits[domain]["val"]
+        prov = {"run": run.run_id, "split": "val", "domain": domain, "rows": len(rows)}
+    else:
+        rows, prov = load_rows(benchmark_source(name, cfg), _mirror(cfg), allow_hub=cfg.benchmarks.allow_hub)
+        if suite.adapt_rows:
+            rows = suite.adapt_rows(rows)
+    if limit is not None:
+        rows = rows[:limit]
+        prov["limit"] = limit
+    return rows, prov
+
+
+def evaluate(suites: Iterable[str], *, out: str | Path, run_id: str | None = None, stage: str | None = None,
+             checkpoint: str | Path | None = None, endpoint: str | None = None, model: str | None = None,
+             profile: str | None = None, overrides: Iterable[str] = (), limit: int | None = None,
+             k: int | None = None, temperature: float | None = None, top_p: float | None = None,
+             max_tokens: int | None = None, thinking: bool | None = None, seed: int | None = None,
+             batch_size: int = 32, concurrency: int = 8, timeout_s: float = 600.0, backend: Backend | None = None,
+             server: str = "vllm", model_revision: str | None = None, progress=None) -> dict[str, dict]:
+    from recipe.config import load_config
+    suites = list(suites)
+    for s in suites:
+        get_suite(s)  # unknown names fail before any generation
+    run = None
+    if run_id is not None:
+        from recipe.pipeline.run_init import open_run
+        run, cfg = open_run(run_id)
+        if checkpoint is None and endpoint is None and backend is None:
+            if not stage:
+                raise ValueError("--run-id needs --stage (whose checkpoint to evaluate) or --checkpoint")
+            checkpoint = run.checkpoint_dir(stage)
+    else:
+        cfg = load_config(profile or "paper", list(overrides))
+    if backend is None:
+        backend = make_backend(checkpoint=checkpoint, endpoint=endpoint, model=model, batch_size=batch_size,
+                               concurrency=concurrency, timeout_s=timeout_s, server=server,
+                               model_revision=model_revision)
+    results: dict[str, dict] = {}
+    for name in suites:
+        suite = get_suite(name)
+        try:
+            rows, prov = suite_rows(name, cfg, run=run, limit=limit)
+        except SourceUnavailable as e:
+            results[name] = {"suite": name, "unavailable": str(e)}
+            continue
+        sampling = resolve_sampling(suite, k=k, temperature=temperature, top_p=top_p, max_tokens=max_tokens,
+                                    thinking=thinking, seed=seed if seed is not None else cfg.run.seed)
+        extra = {"run_id": run_id, "stage": stage} if run_id else {}
+        results[name] = evaluate_suite(suite, rows, backend, sampling, Path(out) / name, source=prov,
+                                       extra_settings=extra, progress=progress)
+    return results

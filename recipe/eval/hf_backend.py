@@ -1,0 +1,69 @@
+"""In-process Hugging Face generation for local checkpoints (the tiny model, or any HF folder that fits).
+
+Prompts are rendered with the checkpoint's own chat template (``enable_thinking`` = the mode), generated in batches
+with ``recipe.train.rollout.generate`` (temperature 0 = greedy), and returned raw: thinking is not split out, so the
+scorers apply the thinking rule themselves. A response that hit ``max_tokens`` before ``<|im_end|>`` has
+``finish_reason == "length"``. ``describe()`` records the folder and the sha256 of its weights.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable, Iterator
+
+import torch
+
+from recipe.eval.backends import Generation, Job
+from recipe.eval.sampling import SamplingParams
+from recipe.hub.hashing import sha256_file
+
+
+def weights_sha256(path: Path) -> str:
+    files = sorted(Path(path).glob("*.safetensors"))
+    if not files:
+        raise FileNotFoundError(f"{path}: no *.safetensors weights")
+    if len(files) == 1:
+        return sha256_file(files[0])
+    import hashlib
+    h = hashlib.sha256()
+    for f in files:
+        h.update(f"{f.name}:{sha256_file(f)}\n".encode())
+    return h.hexdigest()
+
+
+class HFBackend:
+    name = "hf_local"
+
+    def __init__(self, path: str | Path, *, batch_size: int = 32, model=None, tokenizer=None):
+        from recipe.model import load_checkpoint
+        self.path = Path(path)
+        if model is None or tokenizer is None:
+            model, tokenizer = load_checkpoint(self.path)
+        self.model, self.tokenizer = model, tokenizer
+        self.batch_size = batch_size
+        self._sha = None
+
+    def describe(self) -> dict:
+        if self._sha is None:
+            self._sha = weights_sha256(self.path)
+        return {"backend": self.name, "model": str(self.path), "model_sha256": self._sha,
+                "batch_size": self.batch_size, "torch": torch.__version__}
+
+    def render(self, messages: list[dict], thinking: bool, tools: list | None = None) -> str:
+        return self.tokenizer.apply_chat_template(messages, tools=tools, add_generation_prompt=True, tokenize=False,
+                                                  enable_thinking=thinking)
+
+    def generate(self, jobs: Iterable[Job], sampling: SamplingParams) -> Iterator[tuple[Job, Generation]]:
+        from recipe.train.rollout import generate
+        jobs = list(jobs)
+        greedy = sampling.temperature == 0.0
+        for i in range(0, len(jobs), self.batch_size):
+            chunk = jobs[i:i + self.batch_size]
+            torch.manual_seed(chunk[0].seed)
+            prompts = [self.render(j.messages, sampling.thinking, j.tools) for j in chunk]
+            ro = generate(self.model, self.tokenizer, prompts, max_new_tokens=sampling.max_tokens,
+                          temperature=sampling.temperature or 1.0, top_p=sampling.top_p, greedy=greedy)
+            n_prompt = (ro.attention_mask_BS - ro.mask_BS.long()).sum(1).tolist()
+            n_resp = ro.mask_BS.sum(1).long().tolist()
+            for j, text, fin, p, c in zip(chunk, ro.texts, ro.finished_B.tolist(), n_prompt, n_resp):
+                yield j, Generation(content=text, finish_reason="stop" if fin else "length",
+                                    prompt_tokens=int(p), completion_tokens=int(c))
