@@ -137,9 +137,9 @@ def test_masked_sequence_logprobs_match_full_computation():
 
 
 def test_inverse_cdf_sampler_matches_the_distribution():
-    from recipe.train.rollout import _sample_inverse_cdf
+    from recipe.train.rollout import sample_inverse_cdf
     torch.manual_seed(0)
     probs = torch.tensor([[0.1, 0.0, 0.6, 0.3]]).repeat(20000, 1)
-    draws = _sample_inverse_cdf(probs, 1).flatten()
+    draws = sample_inverse_cdf(probs, torch.rand(len(probs)))
     freq = torch.bincount(draws, minlength=4).float() / len(draws)
     assert freq[1] == 0 and torch.allclose(freq, probs[0], atol=0.015)
