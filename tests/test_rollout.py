@@ -93,3 +93,42 @@ def test_generation_patches_nothing_process_wide(tiny, monkeypatch):
     generate(model, tok, prompts, max_new_tokens=4, temperature=1.0, top_p=0.9)
     assert torch.multinomial is spy and not calls
     assert torch.multinomial(torch.tensor([[0.0, 1.0]]), 1).item() == 1 and calls
+
+
+def test_shared_prompt_forward_gives_the_same_logprobs_and_gradients(tiny):
+    """Training on a group's samples runs the prompt once per distinct prompt; values and gradients are unchanged."""
+    import recipe.train.rollout as rollout
+    model, tok, prompts = tiny
+    torch.manual_seed(2)
+    ro = generate(model, tok, prompts * 2, max_new_tokens=10, temperature=1.0, top_p=1.0)
+    ids, attn, mask = ro.input_ids_BS, ro.attention_mask_BS, ro.mask_BS
+    calls = []
+    inner = model.model.forward
+
+    def counting(*a, **k):
+        calls.append(k["input_ids"].shape)
+        return inner(*a, **k)
+
+    model.train()
+    try:
+        model.model.forward = counting
+        shared = rollout.sequence_logprobs(model, ids, attn, mask)
+        (shared * torch.linspace(0.5, 1.5, shared.shape[1])).sum().backward()
+        g_shared = {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
+        model.zero_grad()
+        model.model.forward = inner
+        logits = model(input_ids=ids, attention_mask=attn).logits.float()
+        full = torch.log_softmax(logits[:, :-1], -1).gather(-1, ids[:, 1:, None]).squeeze(-1) * mask[:, 1:]
+        full = torch.cat([torch.zeros_like(full[:, :1]), full], 1)
+        (full * torch.linspace(0.5, 1.5, full.shape[1])).sum().backward()
+        g_full = {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
+        model.zero_grad()
+    finally:
+        model.model.forward = inner
+        model.eval()
+    P = int(mask.bool().any(0).nonzero()[0])
+    assert [c[0] for c in calls] == [3, len(ids)] and calls[0][1] == P  # 3 distinct prompts, then every row
+    assert torch.allclose(shared, full, atol=1e-5)
+    assert g_shared.keys() == g_full.keys()
+    for n in g_full:
+        assert torch.allclose(g_shared[n], g_full[n], atol=1e-5, rtol=1e-4), n

@@ -153,16 +153,38 @@ def sequence_logprobs(model, input_ids_BS, attention_mask_BS, mask_BS=None) -> t
     """log p(token_t | tokens_<t), aligned to positions ([B, S], position 0 = 0).
 
     With ``mask_BS`` only masked positions are computed (the LM head and softmax run on response tokens only,
-    the bulk of the cost for a tiny model with long prompts); other positions are 0.
+    the bulk of the cost for a tiny model with long prompts); other positions are 0. Rows that repeat the same
+    prompt (a GRPO group's G samples) share one prompt forward (:func:`_hidden_states`).
     """
     if mask_BS is None:
         logits = model(input_ids=input_ids_BS, attention_mask=attention_mask_BS, use_cache=False).logits
         lp = torch.log_softmax(logits[:, :-1].float(), -1).gather(-1, input_ids_BS[:, 1:].unsqueeze(-1)).squeeze(-1)
         return torch.cat([torch.zeros_like(lp[:, :1]), lp], 1)
-    hidden_BSH = model.model(input_ids=input_ids_BS, attention_mask=attention_mask_BS, use_cache=False)[0]
+    hidden_BSH = _hidden_states(model, input_ids_BS, attention_mask_BS, mask_BS)
     sel = mask_BS[:, 1:].bool()
     logits_NV = model.lm_head(hidden_BSH[:, :-1][sel]).float()
     lp_N = torch.log_softmax(logits_NV, -1).gather(-1, input_ids_BS[:, 1:][sel].unsqueeze(-1)).squeeze(-1)
     out = torch.zeros(input_ids_BS.shape, dtype=lp_N.dtype)
     out[:, 1:][sel] = lp_N
     return out
+
+
+def _hidden_states(model, input_ids_BS, attention_mask_BS, mask_BS) -> torch.Tensor:
+    """Final hidden states [B, S, H]. The columns before the first trained token (the prompt, in rollouts) run
+    once per distinct prefix when at most half the rows are distinct; their KV / Mamba conv+SSM states are then
+    copied (differentiably) to the rows that share them and only the remaining columns run per row. Values and
+    gradients equal the plain forward's (a shared prefix has identical activations in every row)."""
+    cols = mask_BS.bool().any(0).nonzero()
+    P = int(cols[0]) if len(cols) else 0
+    B = input_ids_BS.shape[0]
+    if P > 0:
+        prefix = torch.cat([input_ids_BS[:, :P], attention_mask_BS[:, :P]], 1)
+        uniq, inverse = torch.unique(prefix, dim=0, return_inverse=True)
+    if P == 0 or 2 * len(uniq) > B:
+        return model.model(input_ids=input_ids_BS, attention_mask=attention_mask_BS, use_cache=False)[0]
+    first = torch.full((len(uniq),), B, dtype=torch.long).scatter_reduce(0, inverse, torch.arange(B), reduce="amin")
+    head = model.model(input_ids=input_ids_BS[first, :P], attention_mask=attention_mask_BS[first, :P], use_cache=True)
+    cache = head.cache
+    cache.reorder_cache(inverse)
+    tail = model.model(input_ids=input_ids_BS[:, P:], attention_mask=attention_mask_BS, cache=cache, use_cache=True)
+    return torch.cat([head[0][inverse], tail[0]], 1)
