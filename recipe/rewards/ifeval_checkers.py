@@ -2,7 +2,8 @@
 
 All 25 IFEval instruction ids, re-implemented from the published rules with their kwargs. Each checker
 is ``fn(text, kw, prompt) -> bool``; ``kw`` holds the row's non-null kwargs. Departures: NLTK tokenisers
-are replaced by the regex helpers of ``if_text`` (sentence counts may differ on unusual text);
+are replaced by the regex helpers of ``if_text`` (sentences counted punkt-like: line breaks and list numbers are not
+sentence ends);
 ``language:response_language`` and the ``change_case`` English check use ``langdetect`` as IFEval does.
 """
 from __future__ import annotations
@@ -11,7 +12,7 @@ import json
 import re
 from typing import Callable
 
-from recipe.rewards.if_text import compare, count_words, split_into_sentences, word_tokenize
+from recipe.rewards.if_text import compare, count_words, punkt_sentences, word_tokenize
 
 Checker = Callable[[str, dict, str], bool]
 CHECKERS: dict[str, Checker] = {}
@@ -68,7 +69,7 @@ def _language(t, kw, p):
 
 @checker("length_constraints:number_sentences")
 def _n_sentences(t, kw, p):
-    return compare(len(split_into_sentences(t)), kw.get("relation"), int(kw["num_sentences"]))
+    return compare(len(punkt_sentences(t)), kw.get("relation"), int(kw["num_sentences"]))
 
 
 @checker("length_constraints:number_paragraphs")

@@ -1,0 +1,123 @@
+"""The OpenAI-compatible client against a REAL server on loopback: `transformers serve` with a tiny
+NemotronHForCausalLM checkpoint (built here with a reduced tiny profile). Also: retries with backoff on a dead port,
+per-request timeouts, and a killed `recipe eval` resuming from its cached samples."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from recipe.eval.backends import Job
+from recipe.eval.openai_client import OpenAIChatClient
+from recipe.eval.sampling import SamplingParams
+
+pytestmark = pytest.mark.slow
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def tiny_checkpoint(tmp_path_factory):
+    from recipe.config import load_config
+    from recipe.domains import build_tiny_splits, tokenizer_corpus
+    from recipe.model import build_tiny, save_checkpoint
+    cfg = load_config("tiny", ["domains.tiny.train_items=50", "domains.tiny.val_items=5"])
+    sp = build_tiny_splits(cfg.domains.tiny, cfg.domains.names, 0)
+    model, tok = build_tiny(cfg.model, tokenizer_corpus(sp, list(sp), 100), 0)
+    return save_checkpoint(model, tok, tmp_path_factory.mktemp("ck") / "tiny")
+
+
+@pytest.fixture(scope="module")
+def server(tiny_checkpoint, tmp_path_factory):
+    port = _free_port()
+    log = open(tmp_path_factory.mktemp("serve") / "serve.log", "w")
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    exe = os.path.join(os.path.dirname(sys.executable), "transformers")
+    proc = subprocess.Popen([exe, "serve", str(tiny_checkpoint), "--host", "127.0.0.1", "--port", str(port),
+                             "--device", "cpu"], stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    client = OpenAIChatClient(url, str(tiny_checkpoint), extended_sampling=False, max_retries=0)
+    deadline = time.monotonic() + 120
+    while not client.health():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            pytest.fail(f"transformers serve did not come up: {open(log.name).read()[-2000:]}")
+        time.sleep(0.5)
+    yield url, str(tiny_checkpoint)
+    os.killpg(proc.pid, signal.SIGTERM)
+    proc.wait(timeout=30)
+    log.close()
+
+
+def test_chat_completions_with_usage_and_bounded_concurrency(server):
+    url, model = server
+    client = OpenAIChatClient(url, model, extended_sampling=False, concurrency=2)
+    sampling = SamplingParams(temperature=1.0, top_p=1.0, max_tokens=6, thinking=True, k=1)
+    jobs = [Job(f"q{i}", 0, [{"role": "user", "content": f"What is {i}+1?"}], seed=i) for i in range(5)]
+    got = dict((j.item_id, g) for j, g in client.generate(jobs, sampling))
+    assert set(got) == {f"q{i}" for i in range(5)}
+    for g in got.values():
+        assert g.error is None and g.completion_tokens is not None and 0 < g.completion_tokens <= 6
+        assert g.prompt_tokens > 5 and g.finish_reason in ("stop", "length") and g.attempts == 1
+        assert g.reasoning is None  # transformers serve has no reasoning parser: raw text kept whole
+    assert client.describe()["concurrency"] == 2 and client.health()
+
+
+def test_vllm_only_knobs_are_refused_not_dropped(server):
+    url, model = server
+    client = OpenAIChatClient(url, model, extended_sampling=False)
+    with pytest.raises(ValueError, match="top_k/min_p"):
+        list(client.generate([Job("q", 0, [{"role": "user", "content": "hi"}])], SamplingParams(top_k=20)))
+    # a vLLM-style client sends them; this server answers 422, which is not retried
+    g = OpenAIChatClient(url, model, extended_sampling=True, max_retries=3).chat(
+        [{"role": "user", "content": "hi"}], SamplingParams(max_tokens=2))
+    assert g.error and "HTTP 422" in g.error and g.attempts == 1
+
+
+def test_retries_with_backoff_then_gives_up_and_timeouts_apply(server):
+    dead = OpenAIChatClient(f"http://127.0.0.1:{_free_port()}", "m", max_retries=2, backoff_s=0.01, timeout_s=2)
+    g = dead.chat([{"role": "user", "content": "hi"}], SamplingParams(max_tokens=2))
+    assert g.error.startswith("gave up after 3 attempts") and g.attempts == 3 and "Connect" in g.error
+    url, model = server
+    slow = OpenAIChatClient(url, model, extended_sampling=False, max_retries=1, backoff_s=0.01, timeout_s=0.001)
+    g = slow.chat([{"role": "user", "content": "hi"}], SamplingParams(max_tokens=64))
+    assert g.error and "Timeout" in g.error and g.attempts == 2
+
+
+def test_killed_eval_resumes_from_cached_samples(server, tmp_path, shared_dir):
+    url, model = server
+    out = tmp_path / "ev"
+    cmd = [sys.executable, "-m", "recipe.cli", "eval", "--suite", "aime25", "--endpoint", url, "--model", model,
+           "--server", "standard", "--limit", "6", "-k", "3", "--max-tokens", "8", "--concurrency", "1",
+           "--out", str(out)]
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    samples = out / "aime25" / "samples.jsonl"
+    deadline = time.monotonic() + 120
+    while not (samples.exists() and len(samples.read_text().splitlines()) >= 3):
+        assert proc.poll() is None and time.monotonic() < deadline, "eval ended before it could be killed"
+        time.sleep(0.05)
+    proc.kill()
+    proc.wait()
+    done_before = len([x for x in samples.read_text().split("\n") if x.strip()])
+    assert 3 <= done_before < 18
+    res = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    r = json.loads((out / "aime25" / "results.json").read_text())
+    assert r["complete"] and r["n"] == 6 and r["k"] == 3
+    assert r["generation"]["reused_from_cache"] >= done_before - 1  # a line torn by the kill is regenerated
+    assert r["generation"]["reused_from_cache"] + r["generation"]["generated"] == 18
+    s = r["settings"]
+    assert s["backend"] == "openai_chat" and s["model"] == model and s["sampling"]["top_k"] == -1
+    assert s["source"]["via"] == "mirror" and s["source"]["limit"] == 6 and s["scorer"] == "aime25@math-boxed-1"
+    assert r["generation"]["completion_tokens"] > 0
