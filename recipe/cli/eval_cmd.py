@@ -70,7 +70,7 @@ def eval_(
         if out is None:
             if run_id and stage:
                 from recipe.runs import RunDir
-                out = str(RunDir.for_id(run_id).root / "eval" / stage)
+                out = str(RunDir.for_id(run_id).path / "eval" / stage)
             else:
                 out = "eval_out"
         res = evaluate(suite, out=out, run_id=run_id, stage=stage, checkpoint=checkpoint, endpoint=endpoint,

@@ -82,6 +82,12 @@ def run_pipeline(profile: str = "tiny", run_id: str | None = None, overrides: li
             run_stage(run, cfg, phase, progress=sys.stderr.isatty())
         timings[phase] = round(time.time() - t0, 2)
         console.print(f"  {phase}: finished in {timings[phase]:.1f} s")
+    if cfg.benchmarks.eval_phase.enabled:  # issue 13: evaluate the final checkpoint (recipe/eval/run_phase.py)
+        from recipe.eval.run_phase import run_eval_phase
+        t0 = time.time()
+        console.print("  eval: running")
+        run_eval_phase(run, cfg, stages[-1])
+        timings["eval"] = round(time.time() - t0, 2)
     write_json_atomic(run.path / "timings.json", {"phases": timings, "total_s": round(sum(timings.values()), 2)})
     print_report(run, not_run=not_run)
     return run
