@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+from _tiny_checkpoint import build_tiny_checkpoint
 from recipe.eval.backends import Job
 from recipe.eval.openai_client import OpenAIChatClient
 from recipe.eval.sampling import SamplingParams
@@ -28,13 +29,7 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="module")
 def tiny_checkpoint(tmp_path_factory):
-    from recipe.config import load_config
-    from recipe.domains import build_tiny_splits, tokenizer_corpus
-    from recipe.model import build_tiny, save_checkpoint
-    cfg = load_config("tiny", ["domains.tiny.train_items=50", "domains.tiny.val_items=5"])
-    sp = build_tiny_splits(cfg.domains.tiny, cfg.domains.names, 0)
-    model, tok = build_tiny(cfg.model, tokenizer_corpus(sp, list(sp), 100), 0)
-    return save_checkpoint(model, tok, tmp_path_factory.mktemp("ck") / "tiny")
+    return build_tiny_checkpoint(tmp_path_factory.mktemp("ck") / "tiny")
 
 
 @pytest.fixture(scope="module")
