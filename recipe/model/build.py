@@ -2,8 +2,10 @@
 
 ``build_tiny(cfg, corpus)`` makes a ``NemotronHForCausalLM`` (hybrid Mamba-2 / MoE / attention, the real base
 model's family, RECIPE.md §1) from ``cfg.model.architecture`` and a tokenizer trained on the tiny domains.
-Checkpoints are ordinary Hugging Face folders (safetensors, config.json, generation_config.json, tokenizer with the
-chat template) written atomically: into ``<dir>.tmp`` then renamed.
+Both return models whose Mamba mixers use the exact, faster CPU scan of ``recipe.model.fast_mamba`` (a
+per-instance swap; the saved weights and config are plain NemotronH). Checkpoints are ordinary Hugging Face
+folders (safetensors, config.json, generation_config.json, tokenizer with the chat template) written atomically:
+into ``<dir>.tmp`` then renamed.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig, 
 from transformers.utils import logging as hf_logging
 
 from recipe.config.model_section import ModelSection
+from recipe.model.fast_mamba import use_fast_mamba
 from recipe.runs.layout import replace_dir
 from recipe.model.tokenizer import train_tokenizer
 
@@ -44,6 +47,7 @@ def build_tiny(section: ModelSection, corpus: list[str], seed: int):
     config = nemotron_h_config(section, tokenizer)
     torch.manual_seed(seed)
     model = NemotronHForCausalLM(config)
+    use_fast_mamba(model)
     model.generation_config = default_generation_config(tokenizer)
     return model, tokenizer
 
@@ -76,5 +80,6 @@ def load_checkpoint(path: Path, *, trust_remote_code: bool = False):
                                                  dtype=torch.float32)
     tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code)
     tokenizer.padding_side = "left"
+    use_fast_mamba(model)  # exact, faster CPU scan for NemotronH (no-op for other architectures)
     model.eval()
     return model, tokenizer
