@@ -55,7 +55,7 @@ def ssd_scan(x, dt, A, B, C, chunk_size: int, D=None, dt_bias=None, initial_stat
     to_end = torch.exp(Acs[..., -1:] - Acs)
     chunk_states = (X * to_end[..., None]).transpose(-1, -2) @ Bc[:, :, :, None]
     # 3. inter-chunk recurrence (nc is small): state entering chunk c
-    state = (initial_states.float().view(b, g, r, p, n) if initial_states is not None
+    state = (initial_states.float().reshape(b, g, r, p, n).clone() if initial_states is not None
              else x.new_zeros(b, g, r, p, n))
     chunk_decay = torch.exp(Acs[..., -1])                          # [b, c, g, r]
     entering = []
