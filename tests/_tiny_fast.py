@@ -8,5 +8,9 @@ FAST = [
     "multi_domain_rl.steps=3", "multi_domain_rl.prompts_per_step=4", "multi_domain_rl.generations_per_prompt=4",
     "multi_domain_rl.max_response_tokens=16",
     "mopd.steps=3", "mopd.prompts_per_step=8", "mopd.warmup_steps=1", "mopd.max_response_tokens=16",
+    "domains.tiny.selection_items=8", "if_rl.teacher_candidate_every=2", "multi_domain_rl.teacher_candidate_every=2",
+    "rlhf_branch.steps=2", "rlhf_branch.prompts_per_step=4", "rlhf_branch.generations_per_prompt=4",
+    "rlhf_branch.max_response_tokens=16",
+    "rlhf.steps=2", "rlhf.prompts_per_step=4", "rlhf.generations_per_prompt=4", "rlhf.max_response_tokens=16",
     "evaluation.max_new_tokens=16",
 ]

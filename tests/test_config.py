@@ -65,7 +65,8 @@ def test_every_paper_value_cites_a_source():
 
 
 def test_stage_plan_order():
-    assert STAGE_PLAN == ("sft", "if_rl", "multi_domain_rl", "mopd", "rlhf", "long_context_rl", "code_rl", "swe_rl")
+    assert STAGE_PLAN == ("sft", "if_rl", "multi_domain_rl", "rlhf_branch", "mopd", "rlhf", "long_context_rl", "code_rl",
+                          "swe_rl")
     for profile in ("tiny", "paper"):
         cfg = load_config(profile)
         for s in STAGE_PLAN:
@@ -74,7 +75,7 @@ def test_stage_plan_order():
 
 def test_tiny_is_default_and_small():
     cfg = load_config()
-    assert cfg.profile == "tiny" and cfg.model.source == "build_tiny" and cfg.run.until == "mopd"
+    assert cfg.profile == "tiny" and cfg.model.source == "build_tiny" and cfg.run.until == "rlhf"
 
 
 def _copy_tiny(tmp_path, name):

@@ -26,7 +26,7 @@ def test_best_checkpoint_per_domain_and_ties(run):
     assert t["instruction_following"]["stage"] == "if_rl"
     assert t["mcqa"]["stage"] == "multi_domain_rl"
     assert t["math"]["checkpoint"] == str(run.checkpoint_dir("sft")) and t["math"]["score"] == 40.0
-    assert json.loads(run.teachers_path.read_text()) == t
+    assert json.loads(run.teachers_path.read_text()) == {"best_so_far": t}
     m = json.loads(run.scores_path.read_text())
     assert list(m["checkpoints"]) == ["sft", "if_rl", "multi_domain_rl"]
 
@@ -53,3 +53,51 @@ def test_routing_slots(run):
         resolve_teacher(run, "tool_call", "best")
     with pytest.raises(ValueError, match="no teacher slot"):
         resolve_teachers(run, {"math": "best"}, ["math", "mcqa"])
+
+
+def _selection(run, stage, cands):
+    """Write a stage's selection.json: {name: (step, {domain: score})} with a +-5 point CI on each score."""
+    from recipe.pipeline.teachers import selection_path
+    from recipe.runs.layout import write_json_atomic
+    write_json_atomic(selection_path(run, stage), {
+        name: {"stage": stage, "step": step, "checkpoint": f"/ck/{stage}/{name}",
+               "scores": {d: {"score": x, "ci_low": x - 5, "ci_high": x + 5, "n": 100} for d, x in sc.items()}}
+        for name, (step, sc) in cands.items()})
+
+
+def test_paper_routing_one_multi_domain_teacher_by_group_average(run):
+    from recipe.pipeline.teachers import routing_record
+    run.write_manifest("rlhf_branch", {"status": "done"})
+    group = "select:if_rl,multi_domain_rl"
+    routing = {"math": "stage:sft", "chat": "stage:rlhf_branch", "instruction_following": group, "mcqa": group,
+               "tool_call": group}
+    # selection-split scores (IF, MCQA, tool): averages if_rl@25 (60+30+30)/3 = 40, if_rl@final (70+20+21)/3 = 37,
+    # md@20 (50+45+40)/3 = 45, md@final (40+50+42)/3 = 44 -> md@20 is the one teacher, although if_rl@final is
+    # the best on IF alone and md@final the best on MCQA alone
+    _selection(run, "if_rl", {"step_000025": (25, {"instruction_following": 60, "mcqa": 30, "tool_call": 30}),
+                              "final": (50, {"instruction_following": 70, "mcqa": 20, "tool_call": 21})})
+    _selection(run, "multi_domain_rl", {"step_000020": (20, {"instruction_following": 50, "mcqa": 45, "tool_call": 40}),
+                                        "final": (40, {"instruction_following": 40, "mcqa": 50, "tool_call": 42})})
+    rec = routing_record(run, routing, list(routing))
+    t = rec["teachers"]
+    assert t["math"]["stage"] == "sft" and t["chat"]["stage"] == "rlhf_branch"
+    assert {t[d]["checkpoint"] for d in ("instruction_following", "mcqa", "tool_call")} == {"/ck/multi_domain_rl/step_000020"}
+    g = rec["groups"][group]
+    assert g["pick"] == "multi_domain_rl@step_000020" and g["domains"] == ["instruction_following", "mcqa", "tool_call"]
+    assert [c["name"] for c in g["candidates"]] == ["if_rl@step_000025", "if_rl@final", "multi_domain_rl@step_000020",
+                                                    "multi_domain_rl@final"]
+    avg = g["candidates"][2]["average"]
+    # CI of the average: se_d = 5 / 1.96 per domain, se = sqrt(3) * se_d / 3 -> half-width 5 / sqrt(3) = 2.89
+    assert avg["score"] == 45.0 and avg["ci_high"] - avg["score"] == pytest.approx(5 / 3 ** 0.5, abs=0.01)
+    assert avg["n"] == 300
+
+
+def test_select_group_ties_keep_the_earlier_candidate_and_missing_scores_fail(run):
+    from recipe.pipeline.teachers import select_group
+    _selection(run, "if_rl", {"final": (50, {"mcqa": 30, "tool_call": 30})})
+    _selection(run, "multi_domain_rl", {"final": (40, {"mcqa": 40, "tool_call": 20})})
+    assert select_group(run, "select:if_rl,multi_domain_rl", ["mcqa", "tool_call"])["pick"] == "if_rl@final"
+    with pytest.raises(ValueError, match="not scored on"):
+        select_group(run, "select:if_rl,multi_domain_rl", ["mcqa", "instruction_following"])
+    with pytest.raises(ValueError, match="no selection-split scores"):
+        select_group(run, "select:sft", ["mcqa"])

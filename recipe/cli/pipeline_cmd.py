@@ -57,14 +57,20 @@ def register(app: typer.Typer) -> None:
             run_stage_in_process(name, run_id=run_id, profile=profile, overrides=set_)
 
     @app.command("report")
-    def report(run_id: str = typer.Option(..., help="Run id.")) -> None:
+    def report(run_id: str = typer.Option(..., help="Run id."),
+               as_json: bool = typer.Option(False, "--json", help="Print scores with 95% CIs, paired-bootstrap "
+                                            "deltas of each stage over its input, and teachers as JSON.")) -> None:
         """Print the checkpoint x domain table and the chosen teachers of a run."""
-        from recipe.pipeline.report import print_report
+        from recipe.pipeline.report import print_report, report_data
         from recipe.runs import RunDir
         with _user_errors():
             run = RunDir.for_id(run_id)
             run.read_run_json()  # a clear error for a run that does not exist
-            print_report(run)
+            if as_json:
+                import json
+                typer.echo(json.dumps(report_data(run), indent=2))
+            else:
+                print_report(run)
 
     @app.command("config")
     def config(

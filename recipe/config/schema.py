@@ -18,11 +18,14 @@ from recipe.config.model_section import ModelSection
 from recipe.config.stages import MOPDConfig, RLStageConfig, SFTConfig, SWEConfig
 from recipe.config.verify_section import VerifySection
 
-# The cascade, in order (RECIPE.md §4, paper §4.1 Fig. 2). One list for both backends.
+# The cascade, in run order (RECIPE.md §4, paper §4.1 Fig. 2). One list for both backends. ``rlhf_branch`` is the
+# paper's side branch (RLHF from the SFT checkpoint, §4.4), run before MOPD because it is MOPD's RLHF teacher; each
+# stage starts from ``<stage>.init_from`` (default: the stage before it here), see ``input_stage``.
 STAGE_PLAN: tuple[str, ...] = (
-    "sft", "if_rl", "multi_domain_rl", "mopd", "rlhf", "long_context_rl", "code_rl", "swe_rl",
+    "sft", "if_rl", "multi_domain_rl", "rlhf_branch", "mopd", "rlhf", "long_context_rl", "code_rl", "swe_rl",
 )
-StageName = Literal["sft", "if_rl", "multi_domain_rl", "mopd", "rlhf", "long_context_rl", "code_rl", "swe_rl"]
+StageName = Literal["sft", "if_rl", "multi_domain_rl", "rlhf_branch", "mopd", "rlhf", "long_context_rl", "code_rl",
+                    "swe_rl"]
 
 
 class _Section(BaseModel):
@@ -40,7 +43,12 @@ class RunSection(_Section):
 
 class TinyDomainSpec(_Section):
     train_items: int = Field(gt=0, description="Training prompts generated per domain.")
-    val_items: int = Field(gt=0, description="Held-out validation prompts per domain (disjoint from training).")
+    val_items: int = Field(gt=0, description="Held-out validation prompts per domain (disjoint from training): "
+                           "the report split.")
+    selection_items: int = Field(0, ge=0, description="Held-out prompts per domain for choosing MOPD teachers (the "
+                                 "selection split, disjoint from training and from the report split).")
+    chat_filler_rate: float = Field(0.5, ge=0, le=1, description="Share of chat SFT references that open with a "
+                                    "filler word (the flaw RLHF has to remove).")
     max_operand: int = Field(99, gt=1, description="Largest operand in tiny math problems.")
     if_words: list[str] = Field(default_factory=lambda: ["cat", "dog", "sun", "red", "box", "hat"])
     mcqa_options: int = Field(4, ge=2, le=6)
@@ -76,6 +84,7 @@ class RecipeConfig(_Section):
     sft: SFTConfig
     if_rl: RLStageConfig
     multi_domain_rl: RLStageConfig
+    rlhf_branch: RLStageConfig
     mopd: MOPDConfig
     rlhf: RLStageConfig
     long_context_rl: RLStageConfig
@@ -95,6 +104,19 @@ class RecipeConfig(_Section):
         if name not in STAGE_PLAN:
             raise KeyError(f"unknown stage {name!r}; the plan is {', '.join(STAGE_PLAN)}")
         return getattr(self, name)
+
+    def input_stage(self, name: str) -> str | None:
+        """The stage whose checkpoint ``name`` starts from: its ``init_from``, else the stage before it."""
+        i = STAGE_PLAN.index(name)
+        if i == 0:
+            return None
+        init = getattr(self.stage(name), "init_from", None)
+        if init is None:
+            return STAGE_PLAN[i - 1]
+        if init not in STAGE_PLAN or STAGE_PLAN.index(init) >= i:
+            raise ValueError(f"{name}.init_from: {init!r} must be a stage that runs before {name} "
+                             f"(the plan is {', '.join(STAGE_PLAN)})")
+        return init
 
     @field_validator("profile")
     @classmethod

@@ -1,7 +1,9 @@
 """Tiny toy-but-real domains, generated deterministically in-process, graded by the real verifiers.
 
-``build_tiny_splits(spec, names, seed)`` returns, per domain, disjoint ``train`` and ``val`` lists of normalized
-records (validation prompts never occur in training). Training prompts are further assigned, by a hash of the
+``build_tiny_splits(spec, names, seed)`` returns, per domain, disjoint ``train``, ``val`` and ``select`` lists of
+normalized records (validation prompts never occur in training). ``val`` is the *report* split (every table);
+``select`` is the *selection* split (choosing MOPD teachers), so a checkpoint is never picked and reported on the
+same prompts. Training prompts are further assigned, by a hash of the
 prompt, to an SFT pool or an RL pool (``metadata.pool``): as in the paper, RL prompts are not SFT prompts, so RL
 learns from prompts the SFT model has not memorised (``spec.rl_pool_fraction``). ``to_sft_messages(record)`` gives the full conversation with
 the reference answer for SFT.
@@ -11,7 +13,7 @@ from __future__ import annotations
 import random
 
 from recipe.config.schema import TinyDomainSpec
-from recipe.domains import if_domain, math_domain, mcqa_domain, tool_call_domain
+from recipe.domains import chat_domain, if_domain, math_domain, mcqa_domain, tool_call_domain
 from recipe.domains.base import Example
 from recipe.model.chat_template import render_chat
 from recipe.seeding import derive_seed
@@ -21,6 +23,7 @@ GENERATORS = {
     "instruction_following": if_domain.generate,
     "mcqa": mcqa_domain.generate,
     "tool_call": tool_call_domain.generate,
+    "chat": chat_domain.generate,
 }
 
 
@@ -38,7 +41,8 @@ def _record(domain: str, ex: Example, split: str, idx: int, pool: str | None = N
         "verifier": ex.verifier,
         "tools": list(ex.tools) if ex.tools else None,
         "metadata": {"split": split, "pool": pool, "reference": {"reasoning": ex.reasoning, "content": ex.content,
-                                                   "tool_calls": list(ex.tool_calls) if ex.tool_calls else None}},
+                                                   "tool_calls": list(ex.tool_calls) if ex.tool_calls else None},
+                     **({"baseline": ex.metadata["baseline"]} if "baseline" in ex.metadata else {})},
         "license": "Apache-2.0",
     }
 
@@ -67,9 +71,21 @@ def build_tiny_splits(spec: TinyDomainSpec, names: list[str], seed: int) -> dict
                 train.append(ex)
             if attempts > 100 * spec.train_items:
                 raise ValueError(f"domain {name}: validation set covers the whole prompt space; lower val_items")
+        seen = set(val) | {e.key for e in train}
+        select: dict[str, Example] = {}
+        attempts = 0
+        while len(select) < spec.selection_items:  # the selection split: held out from training and from val
+            ex = gen(rng, spec)
+            attempts += 1
+            if ex.key not in seen:
+                select.setdefault(ex.key, ex)
+            if attempts > 100 * max(1, spec.selection_items):
+                raise ValueError(f"domain {name}: cannot draw {spec.selection_items} selection prompts outside "
+                                 f"train and val; lower domains.tiny.selection_items")
         out[name] = {"train": [_record(name, e, "train", i, _pool(seed, e.key, spec.rl_pool_fraction))
                                for i, e in enumerate(train)],
-                     "val": [_record(name, e, "val", i) for i, e in enumerate(val.values())]}
+                     "val": [_record(name, e, "val", i) for i, e in enumerate(val.values())],
+                     "select": [_record(name, e, "select", i) for i, e in enumerate(select.values())]}
     return out
 
 

@@ -11,32 +11,34 @@ from recipe.domains import build_tiny_splits
 from recipe.pipeline.hashing import sha256_file, sha256_obj
 from recipe.runs.layout import DATA_PHASE, RunDir, write_text_atomic
 
+SPLITS = ("train", "val", "select")  # val = the report split, select = the teacher-selection split
+
 
 def data_inputs(cfg: RecipeConfig) -> dict:
     return {"domains": sha256_obj(cfg.domains.model_dump(mode="json")), "seed": cfg.run.seed}
 
 
 def prepare_data(run: RunDir, cfg: RecipeConfig, force: bool = False) -> dict[str, Path]:
-    """Write ``<domain>_{train,val}.jsonl``; skipped when done with the same inputs. Returns the file paths."""
+    """Write ``<domain>_{train,val,select}.jsonl``; skipped when done with the same inputs. Returns the file paths."""
     if cfg.domains.generator != "tiny":
         raise ValueError("the local data phase generates tiny domains only; for released data use "
                          "`recipe hub download` + `recipe data curate` (domains.generator: released)")
     d = run.stage_dir(DATA_PHASE)
     inputs = data_inputs(cfg)
     m = run.read_manifest(DATA_PHASE)
-    files = {f"{n}_{s}": d / f"{n}_{s}.jsonl" for n in cfg.domains.names for s in ("train", "val")}
+    files = {f"{n}_{s}": d / f"{n}_{s}.jsonl" for n in cfg.domains.names for s in SPLITS}
     if (not force and m and m.get("status") == "done" and m.get("inputs") == inputs
             and all(p.exists() and sha256_file(p) == m["outputs"].get(p.name) for p in files.values())):
         return files
     t0 = time.time()
     splits = build_tiny_splits(cfg.domains.tiny, cfg.domains.names, cfg.run.seed)
     for name, split in splits.items():
-        for s in ("train", "val"):
+        for s in SPLITS:
             write_text_atomic(files[f"{name}_{s}"], "".join(json.dumps(r, sort_keys=True) + "\n" for r in split[s]))
     run.write_manifest(DATA_PHASE, {
         "stage": DATA_PHASE, "status": "done", "inputs": inputs,
         "outputs": {p.name: sha256_file(p) for p in files.values()},
-        "counts": {f"{n}_{s}": len(split[s]) for n, split in splits.items() for s in ("train", "val")},
+        "counts": {f"{n}_{s}": len(split[s]) for n, split in splits.items() for s in SPLITS},
         "timings": {"wall_s": round(time.time() - t0, 3)}})
     return files
 
@@ -49,7 +51,7 @@ def load_splits(run: RunDir, cfg: RecipeConfig) -> dict[str, dict[str, list[dict
     out = {}
     for n in cfg.domains.names:
         out[n] = {}
-        for s in ("train", "val"):
+        for s in SPLITS:
             with open(d / f"{n}_{s}.jsonl") as f:
                 out[n][s] = [json.loads(line) for line in f if line.strip()]
     return out

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
-from recipe.pipeline.report import score_table
+from recipe.pipeline.report import score_table, teacher_marks
 from recipe.runs.layout import RunDir, read_json
 
 
@@ -43,7 +43,7 @@ def plot_heatmap(run: RunDir):
     domains, rows = score_table(run)
     if not rows:
         raise FileNotFoundError(f"no scores yet in {run.scores_path}")
-    teachers = read_json(run.teachers_path, {}) or {}
+    teachers = {d: {"stage": s} for d, s in teacher_marks(run).items()}
     data = [[sc.get(d, float("nan")) for d in domains] for _, sc in rows]
     fig, ax = plt.subplots(figsize=(1.6 * len(domains) + 2, 0.6 * len(rows) + 1.5))
     im = ax.imshow(data, cmap="viridis", vmin=0, vmax=100, aspect="auto")

@@ -1,10 +1,23 @@
-"""The final table: per-domain validation scores after every stage, their average, and the chosen teachers."""
+"""The final table: per-domain validation scores after every stage, their average, and the chosen teachers.
+
+``report_data(run)`` is the one source of the numbers (``recipe report --json`` prints it; the report notebook and
+the heatmap should call it too)::
+
+    {"stages":   {stage: {domain: {"score", "ci_low", "ci_high", "n"}}},          report split, 95% CI, n = prompts
+     "deltas":   {stage: {"input": input stage, domain: {"score", "ci_low", "ci_high", "n"}}},   paired bootstrap
+     "teachers": teachers.json (best_so_far, and mopd: routing, picks, every candidate with CIs)}
+
+A delta compares a stage's checkpoint with its input checkpoint (``<stage>.init_from``) on the same prompts and
+the same sampling seeds, resampling prompts jointly (``recipe.stats.paired_bootstrap_delta``).
+"""
 from __future__ import annotations
 
 from rich.console import Console
 from rich.table import Table
 
+from recipe.eval.samples import read_samples, samples_path
 from recipe.runs.layout import RunDir, read_json
+from recipe.stats import item_means, paired_bootstrap_delta
 
 
 def score_table(run: RunDir) -> tuple[list[str], list[tuple[str, dict[str, float]]]]:
@@ -23,10 +36,60 @@ def report_rows(run: RunDir) -> list[dict]:
     return out
 
 
+def _stage_input(run: RunDir, stage: str) -> str | None:
+    m = run.read_manifest(stage) or {}
+    path = (m.get("inputs") or {}).get("init_checkpoint", {}).get("path")
+    if not path:
+        return None
+    return next((s for s in run.done_stages() if str(run.checkpoint_dir(s)) == path), None)
+
+
+def stage_deltas(run: RunDir, stage: str, n_boot: int = 2000) -> dict | None:
+    """Per-domain paired bootstrap delta (points) of a stage over its input checkpoint, report split."""
+    before = _stage_input(run, stage)
+    if before is None:
+        return None
+    try:
+        a, b = read_samples(samples_path(run, stage)), read_samples(samples_path(run, before))
+    except FileNotFoundError:
+        return None
+    out: dict = {"input": before}
+    for d in dict.fromkeys(r["domain"] for r in a):
+        ma = item_means(r for r in a if r["domain"] == d)
+        mb = item_means(r for r in b if r["domain"] == d)
+        if set(ma) & set(mb):
+            out[d] = paired_bootstrap_delta(ma, mb, n_boot=n_boot, scale=100.0).as_dict()
+    return out
+
+
+def teacher_marks(run: RunDir) -> dict[str, str]:
+    """{domain: stage of its MOPD teacher} (the picks once MOPD ran, else the best checkpoint so far)."""
+    from recipe.pipeline.teachers import read_teachers
+    t = read_teachers(run)
+    if "mopd" in t:
+        return {d: e["stage"] for d, e in t["mopd"]["teachers"].items()}
+    return {d: e["stage"] for d, e in t.get("best_so_far", {}).items()}
+
+
+def report_data(run: RunDir) -> dict:
+    from recipe.pipeline.teachers import read_teachers
+    stages, deltas = {}, {}
+    for stage in run.done_stages():
+        v = read_json(run.validation_path(stage)) or {}
+        if "ci" in v:
+            stages[stage] = v["ci"]
+        elif "scores" in v:  # a run from before intervals were recorded: scores only
+            stages[stage] = {d: {"score": x, "ci_low": None, "ci_high": None, "n": None} for d, x in v["scores"].items()}
+        dl = stage_deltas(run, stage)
+        if dl is not None:
+            deltas[stage] = dl
+    return {"stages": stages, "deltas": deltas, "teachers": read_teachers(run)}
+
+
 def print_report(run: RunDir, not_run: list[str] | None = None, console: Console | None = None) -> None:
     console = console or Console()
     domains, rows = score_table(run)
-    teachers = read_json(run.teachers_path, {}) or {}
+    teachers = {d: {"stage": s} for d, s in teacher_marks(run).items()}
     table = Table(title=f"Run {run.run_id}: validation score per domain after each stage (%)")
     table.add_column("stage")
     for d in domains:
@@ -40,8 +103,12 @@ def print_report(run: RunDir, not_run: list[str] | None = None, console: Console
             cells.append("-" if v is None else f"{v:.1f}{mark}")
         table.add_row(r["stage"], *cells, "-" if r["average"] is None else f"{r['average']:.1f}")
     console.print(table)
+    data = report_data(run)
+    for stage, dl in data["deltas"].items():
+        console.print(f"{stage} vs {dl['input']} (paired bootstrap 95% CI, points): " + ", ".join(
+            f"{d} {e['score']:+.1f} [{e['ci_low']:+.1f}, {e['ci_high']:+.1f}]" for d, e in dl.items() if d != "input"))
     if teachers:
-        console.print("* = best checkpoint so far for that domain (teachers.json): " +
-                      ", ".join(f"{d} <- {t['stage']} ({t['score']:.1f})" for d, t in teachers.items()))
+        console.print("* = MOPD teacher of that domain (teachers.json): " +
+                      ", ".join(f"{d} <- {t['stage']}" for d, t in teachers.items()))
     if not_run:
         console.print(f"not run in this invocation: {', '.join(not_run)}")

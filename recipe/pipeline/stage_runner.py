@@ -9,17 +9,19 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
+import shutil
 import time
 
 import torch
 
 from recipe.config.schema import STAGE_PLAN, RecipeConfig
 from recipe.domains import tokenizer_corpus
-from recipe.eval.validate import validate_domains
+from recipe.eval.samples import samples_path, write_samples
+from recipe.eval.validate import summarize, validate_samples
 from recipe.model import build_tiny, load_checkpoint, save_checkpoint
 from recipe.pipeline.data_phase import data_hash, load_splits
 from recipe.pipeline.hashing import sha256_dir, sha256_obj
-from recipe.pipeline.teachers import record_scores, resolve_teachers
+from recipe.pipeline.teachers import record_scores, resolve_teachers, validate_candidates, write_routing
 from recipe.runs.layout import RunDir
 from recipe.train.context import StageContext
 from recipe.train.rl import train_rl
@@ -42,17 +44,12 @@ def check_runnable(cfg: RecipeConfig, stage: str) -> None:
             f"(--until), or render it for NeMo-RL with `recipe cluster render --stage {stage}`.")
 
 
-def previous_stage(stage: str) -> str | None:
-    i = STAGE_PLAN.index(stage)
-    return STAGE_PLAN[i - 1] if i > 0 else None
-
-
 def stage_inputs(run: RunDir, cfg: RecipeConfig, stage: str) -> dict:
     inputs = {"stage_config": sha256_obj(cfg.stage(stage).model_dump(mode="json")),
               "model_config": sha256_obj(cfg.model.model_dump(mode="json")),
               "evaluation": sha256_obj(cfg.evaluation.model_dump(mode="json")),
               "seed": cfg.run.seed, "data": data_hash(run)}
-    prev = previous_stage(stage)
+    prev = cfg.input_stage(stage)
     if prev is not None:
         if not run.is_done(prev):
             raise FileNotFoundError(f"stage {stage!r} starts from {prev!r}, which is not done in run {run.run_id}")
@@ -76,6 +73,7 @@ def run_stage(run: RunDir, cfg: RecipeConfig, stage: str, *, progress: bool = Tr
     if force or manifest.get("inputs") != inputs:  # a previous attempt with other inputs: start clean
         clear_state(ctx_state)
         run.truncate_metrics(stage, 0)
+        shutil.rmtree(run.stage_dir(stage) / "candidates", ignore_errors=True)
     started = (manifest.get("started") if manifest.get("inputs") == inputs else None) \
         or dt.datetime.now(dt.timezone.utc).isoformat()  # a resumed attempt keeps its start time
     run.write_manifest(stage, {"stage": stage, "status": "running", "inputs": inputs, "started": started})
@@ -89,7 +87,7 @@ def run_stage(run: RunDir, cfg: RecipeConfig, stage: str, *, progress: bool = Tr
             corpus = tokenizer_corpus(splits, cfg.domains.names, cfg.model.tokenizer.corpus_examples // 2)
             model, tok = build_tiny(cfg.model, corpus, cfg.run.seed)
         else:
-            model, tok = load_checkpoint(run.checkpoint_dir(previous_stage(stage)))
+            model, tok = load_checkpoint(run.checkpoint_dir(cfg.input_stage(stage)))
         ctx = StageContext(run=run, stage=stage, cfg=cfg, model=model, tokenizer=tok, splits=splits,
                            progress=progress)
         scfg = cfg.stage(stage)
@@ -109,8 +107,15 @@ def run_stage(run: RunDir, cfg: RecipeConfig, stage: str, *, progress: bool = Tr
             summary = train_rl(ctx, scfg, teachers=teachers, ref_model=ref)
         save_checkpoint(model, tok, run.checkpoint_dir(stage))
         t_train = time.time() - t0
-        scores = validate_domains(model, tok, splits, cfg.domains.names, cfg.evaluation, seed=cfg.run.seed)
-        run.write_validation(stage, scores)
+        rows = validate_samples(model, tok, splits, cfg.domains.names, cfg.evaluation, split="val", seed=cfg.run.seed)
+        write_samples(samples_path(run, stage, "final", "val"), rows)
+        ci = summarize(rows)
+        scores = {d: e["score"] for d, e in ci.items()}
+        run.write_validation(stage, scores, ci=ci, split="val", samples=str(samples_path(run, stage, "final", "val")))
+        if stage != "sft":
+            validate_candidates(run, cfg, stage, model, tok, splits)  # MOPD teacher candidates, selection split
+        if stage == "mopd":
+            write_routing(run, cfg.mopd.teacher_routing, cfg.mopd.domains)
         teachers_now = record_scores(run, stage, scores)
     except BaseException as e:
         m = run.read_manifest(stage) or {}

@@ -16,11 +16,12 @@ used in validation.json, teachers.json and ``recipe report --json``).
 from __future__ import annotations
 
 import math
-import random
 from collections import defaultdict
 from dataclasses import asdict, dataclass
 from statistics import NormalDist
 from typing import Iterable, Sequence
+
+import torch
 
 
 @dataclass(frozen=True)
@@ -75,9 +76,22 @@ def paired_bootstrap_delta(after: dict[str, float], before: dict[str, float], le
         raise ValueError("paired_bootstrap_delta: the two checkpoints share no scored items")
     diffs = [after[k] - before[k] for k in keys]
     n = len(diffs)
-    rng = random.Random(seed)
-    boots = sorted(sum(diffs[rng.randrange(n)] for _ in range(n)) / n for _ in range(n_boot))
+    g = torch.Generator().manual_seed(seed)
+    d = torch.tensor(diffs, dtype=torch.float64)
+    boots = d[torch.randint(n, (n_boot, n), generator=g)].mean(1).sort().values.tolist()
     alpha = (1 - level) / 2
     lo = boots[max(0, int(math.floor(alpha * n_boot)))]
     hi = boots[min(n_boot - 1, int(math.ceil((1 - alpha) * n_boot)) - 1)]
     return Estimate(sum(diffs) / n * scale, lo * scale, hi * scale, n)
+
+
+def average_ci(estimates: Sequence[Estimate], level: float = 0.95) -> Estimate:
+    """The plain average of several scores (e.g. a checkpoint's domains), its interval from the per-score standard
+    errors (read back from their intervals) assuming independent samples: se = sqrt(sum se_i^2) / D."""
+    if not estimates:
+        raise ValueError("average_ci needs at least one estimate")
+    z = _z(level)
+    D = len(estimates)
+    m = sum(e.score for e in estimates) / D
+    se = math.sqrt(sum(((e.ci_high - e.ci_low) / (2 * z)) ** 2 for e in estimates)) / D
+    return Estimate(m, m - z * se, m + z * se, sum(e.n for e in estimates))

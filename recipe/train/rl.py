@@ -26,6 +26,8 @@ import torch
 
 from recipe.config.stages import MOPDConfig, RLStageConfig
 from recipe.domains import pool as prompt_pool
+from recipe.model import save_checkpoint
+from recipe.pipeline.teachers import candidate_dir
 from recipe.rewards import verify_batch
 from recipe.train.advantages import AdvantageInputs, get_estimator
 from recipe.train.context import StageContext
@@ -233,6 +235,8 @@ def train_rl(ctx: StageContext, scfg: RLStageConfig, *, teachers: dict | None = 
         ctx.run.append_metrics(ctx.stage, m)
         bar.update(1)
         bar.set_postfix(reward=f"{m['reward_mean']:.2f}")
+        if scfg.teacher_candidate_every and (step + 1) % scfg.teacher_candidate_every == 0 and step + 1 < scfg.steps:
+            save_checkpoint(ctx.model, ctx.tokenizer, candidate_dir(ctx.run, ctx.stage, step + 1))
         if (step + 1) % scfg.save_every == 0 and step + 1 < scfg.steps:
             save_state(ctx.state_dir, ctx.model, opt, step + 1)
     bar.close()
