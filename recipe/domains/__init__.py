@@ -62,26 +62,25 @@ def build_tiny_splits(spec: TinyDomainSpec, names: list[str], seed: int) -> dict
             attempts += 1
             if attempts > 100 * spec.val_items:
                 raise ValueError(f"domain {name}: cannot draw {spec.val_items} distinct validation prompts")
-        train: list[Example] = []
+        select: dict[str, Example] = {}
         attempts = 0
-        while len(train) < spec.train_items:  # training prompts never equal a validation prompt
+        while len(select) < spec.selection_items:  # the selection split: held out from training, disjoint from val
             ex = gen(rng, spec)
             attempts += 1
             if ex.key not in val:
-                train.append(ex)
-            if attempts > 100 * spec.train_items:
-                raise ValueError(f"domain {name}: validation set covers the whole prompt space; lower val_items")
-        seen = set(val) | {e.key for e in train}
-        select: dict[str, Example] = {}
-        attempts = 0
-        while len(select) < spec.selection_items:  # the selection split: held out from training and from val
-            ex = gen(rng, spec)
-            attempts += 1
-            if ex.key not in seen:
                 select.setdefault(ex.key, ex)
             if attempts > 100 * max(1, spec.selection_items):
                 raise ValueError(f"domain {name}: cannot draw {spec.selection_items} selection prompts outside "
-                                 f"train and val; lower domains.tiny.selection_items")
+                                 f"val; lower domains.tiny.selection_items")
+        train: list[Example] = []
+        attempts = 0
+        while len(train) < spec.train_items:  # training prompts never equal a validation or selection prompt
+            ex = gen(rng, spec)
+            attempts += 1
+            if ex.key not in val and ex.key not in select:
+                train.append(ex)
+            if attempts > 100 * spec.train_items:
+                raise ValueError(f"domain {name}: validation set covers the whole prompt space; lower val_items")
         out[name] = {"train": [_record(name, e, "train", i, _pool(seed, e.key, spec.rl_pool_fraction))
                                for i, e in enumerate(train)],
                      "val": [_record(name, e, "val", i) for i, e in enumerate(val.values())],

@@ -1,6 +1,6 @@
 """Tiny chat: helpfulness prompts with a hidden rubric (verifier ``chat_rubric``), judged pairwise in RLHF.
 
-"Tell me about the {word}." plus, for most prompts, one request: capitals, a list, double quotes, or keep it short.
+"Tell me about the {adjective} {word}." plus, for most prompts, one request: capitals, a list, double quotes, or keep it short.
 Hidden rubric (``recipe.rewards.chat_rubric``): mentions the word (answers the question asked), the requested
 format, at most 3 words when asked to keep it short, and no filler words.
 
@@ -52,6 +52,6 @@ def generate(rng: random.Random, spec: TinyDomainSpec) -> Example:
     filler = rng.choice(FILLER[:4])
     content = _with_filler(clean, filler, request) if rng.random() < spec.chat_filler_rate else clean
     baseline = _with_filler(clean, filler, request)
-    return Example(prompt=(("user", f"Tell me about the {word}.{REQUESTS[request]}"),),
+    return Example(prompt=(("user", f"Tell me about the {adj} {word}.{REQUESTS[request]}"),),
                    verifier={"name": "chat_rubric", "rubric": rubric},
                    reasoning=f"{word} {adj}", content=content, metadata={"baseline": baseline})
