@@ -100,7 +100,7 @@ def test_shared_prompt_forward_gives_the_same_logprobs_and_gradients(tiny):
     import recipe.train.rollout as rollout
     model, tok, prompts = tiny
     torch.manual_seed(2)
-    ro = generate(model, tok, prompts * 2, max_new_tokens=10, temperature=1.0, top_p=1.0)
+    ro = generate(model, tok, prompts * 2, max_new_tokens=40, temperature=1.0, top_p=1.0)  # > 1 Mamba chunk
     ids, attn, mask = ro.input_ids_BS, ro.attention_mask_BS, ro.mask_BS
     calls = []
     inner = model.model.forward
