@@ -75,13 +75,15 @@ def ssd_scan(x, dt, A, B, C, chunk_size: int, D=None, dt_bias=None, initial_stat
 
 
 class FastMamba2Mixer(nh.NemotronHMamba2Mixer):
-    """``NemotronHMamba2Mixer`` whose prefill / training path uses :func:`ssd_scan` (decode steps unchanged)."""
+    """``NemotronHMamba2Mixer`` whose prefill / training path uses :func:`ssd_scan` and whose one-token decode
+    step updates the SSM state in place with per-head decays (HF's step, without expanding dt, A, B, C to the full
+    state shape)."""
 
     def forward(self, hidden_states, cache=None, attention_mask=None, **kwargs):
         batch_size, seq_len, _ = hidden_states.shape
         if cache is not None and seq_len == 1 and not cache.is_recording_past(self.layer_idx) \
-                and cache.get_recurrent_state(self.layer_idx, state_idx=0) is not None:
-            return super().forward(hidden_states, cache=cache, attention_mask=attention_mask, **kwargs)
+                and cache.get_recurrent_state(self.layer_idx, state_idx=0) is not None and not torch.is_grad_enabled():
+            return self._decode_step(hidden_states, cache)
         dtype = hidden_states.dtype
         recurrent_state = cache.get_recurrent_state(self.layer_idx, state_idx=0) if cache is not None else None
         hidden_states = nh.apply_mask_to_padding_states(hidden_states, attention_mask)
@@ -109,6 +111,30 @@ class FastMamba2Mixer(nh.NemotronHMamba2Mixer):
             y = res
         y = self.norm(y.reshape(batch_size, seq_len, -1), gate)
         return self.out_proj(y.to(dtype))
+
+
+    def _decode_step(self, hidden_states, cache):
+        """One token per row from the cached conv and SSM states (the math of HF's recurrent path)."""
+        b = hidden_states.shape[0]
+        h, p, g, n = self.num_heads, self.head_dim, self.n_groups, self.ssm_state_size
+        projected = self.in_proj(hidden_states)
+        gate, xBC, dt = projected.split([self.intermediate_size, self.conv_dim, self.num_heads], dim=-1)
+        conv_state = cache.get_conv_state(self.layer_idx, state_idx=0)              # [b, conv_dim, K], in place
+        window = torch.cat([conv_state[:, :, 1:], xBC.transpose(1, 2)], -1)
+        conv_state.copy_(window)
+        xBC = (window * self.conv1d.weight.squeeze(1)).sum(-1)  # the depthwise conv at one position
+        if self.conv1d.bias is not None:
+            xBC = xBC + self.conv1d.bias
+        x, B, C = torch.split(self.act(xBC), [self.intermediate_size, g * n, g * n], dim=-1)
+        dt = F.softplus(dt.squeeze(1) + self.dt_bias)                               # [b, h]
+        dA = torch.exp(dt * -torch.exp(self.A_log.float()))                         # [b, h]
+        state = cache.get_recurrent_state(self.layer_idx, state_idx=0)              # [b, h, p, n], updated in place
+        sv = state.view(b, g, h // g, p, n)
+        xdt = (x.view(b, h, p) * dt[..., None]).view(b, g, h // g, p, 1)
+        sv.mul_(dA.view(b, g, h // g, 1, 1)).add_(xdt * B.view(b, g, 1, 1, n))
+        y = (sv @ C.view(b, g, 1, n, 1)).view(b, h, p) + x.view(b, h, p) * self.D[:, None]
+        y = self.norm(y.view(b, 1, -1), gate)
+        return self.out_proj(y.to(hidden_states.dtype))
 
 
 def use_fast_mamba(model) -> None:
