@@ -15,6 +15,7 @@ from recipe.config.cluster_section import ClusterSection
 from recipe.config.data_section import DataSection
 from recipe.config.hub_section import HubSection
 from recipe.config.model_section import ModelSection
+from recipe.config.olympiad_section import OlympiadSection
 from recipe.config.stages import MOPDConfig, RLStageConfig, SFTConfig, SWEConfig
 from recipe.config.verify_section import VerifySection
 
@@ -95,6 +96,7 @@ class RecipeConfig(_Section):
     hub: HubSection = Field(default_factory=HubSection)
     cluster: ClusterSection = Field(default_factory=ClusterSection)
     benchmarks: BenchmarksSection = Field(default_factory=BenchmarksSection)
+    olympiad: OlympiadSection = Field(default_factory=OlympiadSection)
 
     @property
     def stage_plan(self) -> tuple[str, ...]:

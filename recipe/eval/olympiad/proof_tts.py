@@ -1,0 +1,96 @@
+"""Generate → verify → refine for full proofs (EVAL.md §5, DeepSeek-Math-V2 style), every knob in
+``olympiad.proof_tts`` (``ProofTTSSection``).
+
+1. Generate ``generations`` proofs; 2. verify each ``verifications`` times (a verifier rates a proof 0, 0.5 or 1 in
+``\\boxed{}``, with an analysis); a proof's rating is the mean of its valid ratings. 3. Each round, unless the best
+rating reached ``stop_mean_score``: take the ``refine_top`` best proofs; each gets ``refined_per_proof`` refinements,
+each shown ``analyses_per_refine`` of its analyses, lowest-rated first; refined proofs are verified the same way and
+join the pool. At most ``max_rounds`` rounds. 4. The final proof is the best-rated one (earliest on ties).
+Problems listed in ``reduced_problems`` use the ``reduced`` budget. Every proof and every verification is passed
+to ``store`` (e.g. a JSONL writer), and the returned record lists them all.
+The generation/verification/refinement prompts below are this project's own wording.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Callable
+
+from recipe.config.olympiad_section import ProofTTSSection
+from recipe.eval.olympiad.chat import ChatModel, JudgeError
+
+GENERATE = ("Solve the following olympiad problem. Write a complete and rigorous proof.\n\n"
+            "Problem:\n{problem}")
+VERIFY = ("You are checking a proof of an olympiad problem. Find every error or gap, then rate the proof: 1 if it is "
+          "complete and rigorous, 0.5 if it has minor gaps, 0 if it is wrong or incomplete. End with the rating in "
+          "\\boxed{{}}.\n\nProblem:\n{problem}\n\nProof:\n{proof}")
+REFINE = ("Here is a proof of an olympiad problem and reviews of it. Fix every issue the reviews raise and write "
+          "the improved complete proof.\n\nProblem:\n{problem}\n\nProof:\n{proof}\n\nReviews:\n{analyses}")
+_RATING = re.compile(r"\\boxed\{\s*(0|0\.5|1|1\.0|0\.0)\s*\}")
+
+
+def parse_rating(text: str) -> float | None:
+    found = _RATING.findall(text.rsplit("</think>", 1)[-1])
+    return float(found[-1]) if found else None
+
+
+def _budget(cfg: ProofTTSSection, problem_id: str | None) -> dict:
+    b = {"generations": cfg.generations, "verifications": cfg.verifications, "refine_top": cfg.refine_top,
+         "max_rounds": cfg.max_rounds}
+    if problem_id is not None and cfg.reduced is not None and problem_id in cfg.reduced_problems:
+        b.update(cfg.reduced.model_dump())
+    return b
+
+
+def _visible(text: str) -> str:
+    return text.rsplit("</think>", 1)[-1].strip() if "<think>" in text or "</think>" in text else text.strip()
+
+
+def run_proof_tts(problem: str, model: ChatModel, cfg: ProofTTSSection, *, problem_id: str | None = None,
+                  verifier: ChatModel | None = None, store: Callable[[dict], None] | None = None) -> dict:
+    verifier = verifier or model
+    budget = _budget(cfg, problem_id)
+    sampling = {"temperature": cfg.temperature, "top_p": cfg.top_p, "max_tokens": cfg.max_tokens}
+    pool: list[dict] = []
+    calls = {"generate": 0, "verify": 0, "refine": 0}
+
+    def emit(rec: dict) -> None:
+        if store:
+            store({"problem_id": problem_id} | rec)
+
+    def ask(m: ChatModel, content: str, kind: str) -> str:
+        calls[kind] += 1
+        try:
+            return m.complete([{"role": "user", "content": content}], **sampling)
+        except JudgeError as e:
+            return f"[request failed: {e}]"
+
+    def add(proof_text: str, rnd: int, parent: int | None) -> dict:
+        p = {"index": len(pool), "round": rnd, "parent": parent, "proof": _visible(proof_text), "verifications": []}
+        for _ in range(budget["verifications"]):
+            out = ask(verifier, VERIFY.format(problem=problem, proof=p["proof"]), "verify")
+            v = {"rating": parse_rating(out), "analysis": _visible(out)}
+            p["verifications"].append(v)
+            emit({"kind": "verification", "proof_index": p["index"]} | v)
+        valid = [v["rating"] for v in p["verifications"] if v["rating"] is not None]
+        p["rating"] = sum(valid) / len(valid) if valid else 0.0
+        pool.append(p)
+        emit({"kind": "proof", **{k: p[k] for k in ("index", "round", "parent", "proof", "rating")}})
+        return p
+
+    for _ in range(budget["generations"]):
+        add(ask(model, GENERATE.format(problem=problem), "generate"), 0, None)
+    rounds = 0
+    for rnd in range(1, budget["max_rounds"] + 1):
+        if max(p["rating"] for p in pool) >= cfg.stop_mean_score:
+            break
+        rounds = rnd
+        top = sorted(pool, key=lambda p: (-p["rating"], p["index"]))[:budget["refine_top"]]
+        for p in top:
+            analyses = sorted((v for v in p["verifications"]), key=lambda v: (v["rating"] is None, v["rating"] or 0))
+            shown = "\n\n".join(f"Review (rating {v['rating']}):\n{v['analysis']}" for v in analyses[:cfg.analyses_per_refine])
+            for _ in range(cfg.refined_per_proof):
+                add(ask(model, REFINE.format(problem=problem, proof=p["proof"], analyses=shown), "refine"), rnd, p["index"])
+    final = max(pool, key=lambda p: (p["rating"], -p["index"]))
+    return {"problem_id": problem_id, "budget": budget, "rounds": rounds, "calls": calls, "final_index": final["index"],
+            "final_proof": final["proof"], "final_rating": final["rating"], "pool": pool,
+            "stopped_early": max(p["rating"] for p in pool) >= cfg.stop_mean_score}
