@@ -88,13 +88,28 @@ def eval_(
                                                       "k": r.get("k")} for n, r in res.items()}}, indent=2))
 
 
-@app.command("score")
+@app.command("score", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def score(
-    suite: str = typer.Option(..., help="Suite whose scorer to use."),
-    responses: Path = typer.Option(..., help="JSONL: the benchmark's row fields + `response` per line."),
+    ctx: typer.Context,
+    suite: str = typer.Option(..., help="Suite whose scorer to use (olympiad suites: imo-answer, imo-proof, ioi, icpc; "
+                                        "their own options: `recipe eval score --suite ioi --help-olympiad`)."),
+    responses: Optional[Path] = typer.Option(None, help="JSONL: the benchmark's row fields + `response` per line."),
     out: Path = typer.Option(..., help="Output folder: items.jsonl and summary.json."),
 ) -> None:
     """Score existing responses from any system; malformed lines are reported with their line number."""
+    from recipe.eval.olympiad.score_cli import SUITES as OLYMPIAD
+    if suite in OLYMPIAD:  # issue 15: IOI/ICPC packages, IMO judges (recipe.eval.olympiad.score_cli)
+        from recipe.eval.olympiad.score_cli import build_parser, run_score
+        if "--help-olympiad" in ctx.args:
+            typer.echo(build_parser().format_help())
+            return
+        with _user_errors():
+            typer.echo(json.dumps(run_score(suite, list(ctx.args), out=out, responses=responses), indent=2, default=str))
+        return
+    if ctx.args:
+        _fail(f"unknown option(s) {' '.join(ctx.args)}")
+    if responses is None:
+        _fail("--responses FILE.jsonl is required")
     from recipe.eval.score_file import score_responses
     with _user_errors():
         s = score_responses(suite, responses, out)

@@ -75,6 +75,7 @@ class SubmissionResult:
     total: float = 0.0
     compile_log: str = ""
     scope: str = "all"  # "all" (every subtask) or "public" (sample subtasks only)
+    isolation: dict = field(default_factory=dict)  # sandbox mode; processes left after runs (always 0 expected)
 
     def subtask_scores(self) -> dict[str, float]:
         return {k: v["score"] for k, v in self.subtasks.items()}
@@ -135,6 +136,8 @@ class IOIJudge:
 
     def _run_test(self, s: Session, test: str) -> TestResult:
         v = s.run(["./sol"], stdin=self.pkg.input_bytes(test), limits=self.limits)
+        self._leftover = max(self._leftover, int(v.isolation.get("leftover_processes", 0) or 0))
+        self._mode = v.isolation.get("mode", "")
         if v.status != "ok":
             return TestResult(_SANDBOX_TO_VERDICT.get(v.status, "RE"), 0.0, v.cpu_s, v.detail)
         expected = self.pkg.output_bytes(test)
@@ -157,6 +160,7 @@ class IOIJudge:
     def evaluate(self, source: str | None, name: str, *, public_only: bool = False) -> SubmissionResult:
         subtasks = [st for st in self.pkg.subtasks if st.public] if public_only else list(self.pkg.subtasks)
         res = SubmissionResult(name, False, scope="public" if public_only else "all")
+        self._leftover, self._mode = 0, ""
         if source is None:
             res.compile_log = "no C++ code block in the generation"
         else:
@@ -170,6 +174,7 @@ class IOIJudge:
                                 res.tests[t] = self._run_test(s, t)
                             if self.stop_at_zero and res.tests[t].score == 0.0:
                                 break
+        res.isolation = {"mode": self._mode, "leftover_processes": self._leftover}
         prec = self.pkg.score_precision
         if res.compiled:
             scores = submission_subtask_scores(subtasks, {t: r.score for t, r in res.tests.items()}, prec)

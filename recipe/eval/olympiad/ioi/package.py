@@ -17,7 +17,7 @@ class PackageError(ValueError):
     """The directory is not a valid task package (the message says which file and why)."""
 
 
-class UnsupportedTask(RuntimeError):
+class UnsupportedTask(ValueError):
     """The package is valid but this task type cannot be run here (e.g. Communication without a manager)."""
 
 
@@ -74,8 +74,9 @@ class TaskPackage:
     def unsupported_reason(self) -> str | None:
         """None when the task can be run end to end here; otherwise why not."""
         if self.task_type == "Communication":
-            return ("Communication task: running needs the official manager (graders/manager.cpp + stub.cpp), "
-                    "which the fixtures do not carry; supply it with --support. Scoring arithmetic is supported.")
+            return ("Communication task: running needs the official manager (graders/manager.cpp + stub.cpp), which "
+                    "the fixtures do not carry, and manager/FIFO runs are not implemented here: unsupported. The "
+                    "package format and the scoring arithmetic (from per-test scores) are supported.")
         if self.task_type != "Batch":
             return f"task type {self.task_type!r} is not supported"
         if self.grader_compilation and not (self.graders_dir and (self.graders_dir / "grader.cpp").is_file()):

@@ -1,0 +1,227 @@
+"""``recipe eval score --suite imo-answer|imo-proof|ioi|icpc ...``: re-score existing generations by these rules.
+
+- ``ioi``: ``--task TASK_DIR --submissions DIR_OF_CPP_FILES --out OUT [--support DIR]``. Every ``*.cpp`` (or
+  generation text with a fenced cpp block) in the folder is one submission, in file-name order; the first 50 are
+  the legal submissions, all of them give the oracle upper bound. Writes ``OUT/results.json`` (each submission by
+  file name with per-subtask scores/statuses, per-test verdicts and total; the task score; legal/oracle/counts;
+  judge settings) and prints the summary.
+- ``icpc``: ``--problems DIR`` (one Kattis package per sub-folder, named by problem letter) ``--submissions DIR``
+  (``<problem>/<any>.cpp`` or ``<problem>_<any>.cpp``, taken in name order) ``--out OUT``: solved, submissions per
+  problem and simulated penalty, with the policy settings from the profile.
+- ``imo-answer``: ``--responses FILE.jsonl`` (``Problem ID`` + ``response`` per line; k lines per problem)
+  ``--data IMO_BENCH_DIR --judge-prompt FILE [--judge-endpoint URL --judge-model NAME]``: avg@k ± SE.
+- ``imo-proof``: ``--responses FILE.jsonl`` (``Problem ID`` + ``response`` = the final proof) ``--data
+  --judge-prompt --judge-endpoint --judge-model [--samples N --aggregation zero_if_any_zero|mean]``.
+Settings default to the ``olympiad`` section of ``--profile`` (default ``paper``); flags override them.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+SUITES = ("imo-answer", "imo-proof", "ioi", "icpc")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="recipe eval score --suite imo-answer|imo-proof|ioi|icpc", add_help=True)
+    p.add_argument("--profile", default="paper")
+    # IOI / ICPC
+    p.add_argument("--task", help="IOI task package (CMS layout).")
+    p.add_argument("--support", help="Folder with graders/ and checker/ code for the task (fixtures carry data only).")
+    p.add_argument("--submissions", help="IOI: folder of .cpp files; ICPC: folder of per-problem submissions.")
+    p.add_argument("--problems", help="ICPC: folder of Kattis packages, one per problem.")
+    p.add_argument("--time-scale", type=float, default=None)
+    p.add_argument("--year", type=int, default=None, help="IOI year for the medal cut-offs.")
+    # IMO
+    p.add_argument("--data", help="IMO-Bench folder with the CSVs (e.g. ../shared/fixtures/eval/imo_bench).")
+    p.add_argument("--version", default=None)
+    p.add_argument("--judge-prompt", help="The benchmark's judge prompt file (YAML with 'user:' or text).")
+    p.add_argument("--judge-endpoint", default=None, help="OpenAI-compatible server of the judge model.")
+    p.add_argument("--judge-model", default=None)
+    p.add_argument("--judge-api-key-env", default=None, help="Name of the env var holding the judge API key.")
+    p.add_argument("--samples", type=int, default=None, help="imo-proof: judge samples per proof.")
+    p.add_argument("--aggregation", default=None, choices=["zero_if_any_zero", "mean"])
+    p.add_argument("--no-thinking", action="store_true", help="Responses were generated without thinking.")
+    return p
+
+
+class _LazyJudge:
+    """Builds the harness client on first use, so responses the pre-check settles need no server."""
+
+    def __init__(self, endpoint: str | None, model: str | None, key_env: str | None, sampling: dict):
+        self.endpoint, self.model, self.key_env, self.sampling = endpoint, model, key_env, sampling
+        self._chat = None
+
+    def complete(self, messages: list[dict], **params: Any) -> str:
+        if self._chat is None:
+            if not self.endpoint or not self.model:
+                raise ValueError("this response needs the judge model: pass --judge-endpoint URL --judge-model NAME")
+            from recipe.eval.olympiad.chat import HarnessChat
+            from recipe.eval.openai_client import OpenAIChatClient
+            from recipe.eval.sampling import SamplingParams
+            key = os.environ.get(self.key_env) if self.key_env else None
+            client = OpenAIChatClient(self.endpoint, self.model, api_key=key, extended_sampling=False)
+            self._chat = HarnessChat(client, SamplingParams(**self.sampling, thinking=True))
+        return self._chat.complete(messages, **params)
+
+    def describe(self) -> dict:
+        return {"endpoint": self.endpoint, "model": self.model, "sampling": self.sampling}
+
+
+def _read_responses(path: str | None) -> list[dict]:
+    if not path:
+        raise ValueError("--responses FILE.jsonl is required for this suite")
+    rows = []
+    for no, line in enumerate(Path(path).read_text(encoding="utf-8").split("\n"), 1):
+        if line.strip():
+            try:
+                row = json.loads(line)
+            except ValueError as e:
+                raise ValueError(f"{path}:{no}: not JSON ({e})") from None
+            if not isinstance(row, dict) or "Problem ID" not in row or "response" not in row:
+                raise ValueError(f"{path}:{no}: needs 'Problem ID' and 'response'")
+            rows.append(row)
+    return rows
+
+
+def _need(args, *names: str) -> None:
+    missing = [f"--{n.replace('_', '-')}" for n in names if not getattr(args, n)]
+    if missing:
+        raise ValueError(f"suite needs {' '.join(missing)}")
+
+
+def score_ioi(args, out: Path, cfg) -> dict:
+    from recipe.eval.olympiad.ioi import IOIJudge, extract_cpp, load_task
+    from recipe.eval.olympiad.ioi.report import MEDAL_CUTOFFS
+    from recipe.eval.olympiad.ioi.scoring import best_per_subtask, task_score
+    _need(args, "task", "submissions")
+    pkg = load_task(args.task, support=args.support)
+    files = sorted(f for f in Path(args.submissions).iterdir() if f.is_file() and f.suffix in (".cpp", ".cc", ".txt", ".md"))
+    if not files:
+        raise ValueError(f"{args.submissions}: no .cpp/.cc/.txt/.md files")
+    judge = IOIJudge(pkg, time_scale=args.time_scale or cfg.ioi.time_scale, stop_at_zero=cfg.ioi.stop_at_zero)
+    results = [judge.evaluate(extract_cpp(f.read_text(errors="replace")), f.name) for f in files]
+    cap = cfg.ioi.max_submissions
+    legal = results[:cap]
+    scores_legal = [r.subtask_scores() for r in legal]
+    year = args.year
+    cut = (cfg.ioi.medal_cutoffs.get(year) if year else None) or MEDAL_CUTOFFS.get(year or 0)
+    res = {
+        "suite": "ioi", "task": pkg.code, "task_dir": str(args.task), "max_score": pkg.max_score,
+        "task_score": task_score(scores_legal, pkg.subtasks, pkg.score_precision),
+        "best_per_subtask": best_per_subtask(scores_legal, pkg.subtasks),
+        "oracle_upper_bound": task_score([r.subtask_scores() for r in results], pkg.subtasks, pkg.score_precision),
+        "submissions_used": len(legal), "submissions_given": len(results), "cap": cap,
+        "over_cap": [r.name for r in results[cap:]],
+        "submissions": [{"file": r.name, "total": r.total, "compiled": r.compiled, "subtasks": r.subtasks,
+                         "tests": {t: v.__dict__ for t, v in r.tests.items()}, "compile_log": r.compile_log} for r in results],
+        "judge": judge.describe(),
+        "year": year, "medal_cutoffs": cut,  # contest totals over six tasks (ioi.report.contest_report compares)
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(json.dumps(res, indent=2))
+    return res
+
+
+def _icpc_submissions(root: Path, problems: list[str]) -> list:
+    from recipe.eval.olympiad.icpc import ICPCCandidate
+    from recipe.eval.olympiad.ioi import extract_cpp
+    cands = []
+    for f in sorted(p for p in root.rglob("*") if p.is_file()):
+        rel = f.relative_to(root)
+        prob = rel.parts[0] if len(rel.parts) > 1 else f.name.split("_", 1)[0]
+        if prob not in problems:
+            raise ValueError(f"{f}: problem {prob!r} not among the packages {problems}")
+        cands.append(ICPCCandidate(prob, str(rel), extract_cpp(f.read_text(errors="replace"))))
+    return cands
+
+
+def score_icpc(args, out: Path, cfg) -> dict:
+    from recipe.eval.olympiad.icpc import ICPCJudge, load_kattis, simulate_contest
+    _need(args, "problems", "submissions")
+    pkgs = {d.name: load_kattis(d) for d in sorted(Path(args.problems).iterdir()) if (d / "problem.yaml").is_file()}
+    if not pkgs:
+        raise ValueError(f"{args.problems}: no Kattis packages (folders with problem.yaml)")
+    judges: dict = {}
+    c = cfg.icpc
+    res = simulate_contest(_icpc_submissions(Path(args.submissions), list(pkgs)),
+                           lambda p: judges.setdefault(p, ICPCJudge(pkgs[p])),
+                           max_submissions_per_problem=c.max_submissions_per_problem,
+                           minutes_per_submission=c.minutes_per_submission, require_samples=c.require_samples,
+                           penalty_minutes=c.penalty_minutes, compile_error_penalty=c.compile_error_penalty)
+    res = {"suite": "icpc", "problems": list(pkgs), "policy": c.model_dump()} | res
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(json.dumps(res, indent=2))
+    return res
+
+
+def score_imo_answer(args, responses: str | None, out: Path, cfg) -> dict:
+    from recipe.eval.olympiad.imo_answer import JUDGE_FIELDS, load_answerbench, score_answerbench
+    from recipe.eval.olympiad.prompts import load_prompt
+    _need(args, "data", "judge_prompt")
+    c = cfg.imo_answer
+    bench = load_answerbench(args.data, args.version or c.version, on_malformed=c.on_malformed)
+    grouped: dict[str, list] = {}
+    for row in _read_responses(responses):
+        grouped.setdefault(str(row["Problem ID"]), []).append(row["response"])
+    judge = _LazyJudge(args.judge_endpoint, args.judge_model or c.judge_model, args.judge_api_key_env, c.judge.model_dump())
+    res = score_answerbench(bench, grouped, judge, load_prompt(args.judge_prompt, JUDGE_FIELDS),
+                            thinking=not args.no_thinking, precheck=c.precheck)
+    res["judge"] = judge.describe()
+    _write(out, res)
+    return res
+
+
+def score_imo_proof(args, responses: str | None, out: Path, cfg) -> dict:
+    from recipe.eval.olympiad.imo_proof import JUDGE_FIELDS, load_proofbench, score_proofbench
+    from recipe.eval.olympiad.prompts import load_prompt
+    _need(args, "data", "judge_prompt")
+    c = cfg.imo_proof
+    rows = load_proofbench(args.data, args.version or c.version)
+    proofs = {}
+    for row in _read_responses(responses):
+        if str(row["Problem ID"]) in proofs:
+            raise ValueError(f"two final proofs for {row['Problem ID']}: give one per problem")
+        proofs[str(row["Problem ID"])] = row["response"]
+    judge = _LazyJudge(args.judge_endpoint, args.judge_model or c.judge_model, args.judge_api_key_env, c.judge.model_dump())
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / "grades.jsonl", "w") as f:  # every proof and every grade, as they come
+        res = score_proofbench(rows, proofs, judge, load_prompt(args.judge_prompt, JUDGE_FIELDS),
+                               samples=args.samples or c.judge_samples, aggregation=args.aggregation or c.aggregation,
+                               invalid_grade=c.invalid_grade, thinking=not args.no_thinking,
+                               on_item=lambda it: (f.write(json.dumps(it) + "\n"), f.flush()))
+    res["judge"] = judge.describe()
+    _write(out, res)
+    return res
+
+
+def _write(out: Path, res: dict) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    items = res.pop("items")
+    with open(out / "items.jsonl", "w") as f:
+        for it in items:
+            f.write(json.dumps(it) + "\n")
+    (out / "results.json").write_text(json.dumps(res, indent=2))
+
+
+def run_score(suite: str, argv: list[str], *, out: str | Path, responses: str | Path | None = None) -> dict:
+    """Entry point used by ``recipe eval score``; returns the summary (without per-item lists)."""
+    if suite not in SUITES:
+        raise ValueError(f"not an olympiad suite: {suite!r} (olympiad suites: {', '.join(SUITES)})")
+    args = build_parser().parse_args(argv)
+    from recipe.config import load_config
+    cfg = load_config(args.profile).olympiad
+    out = Path(out)
+    if suite == "ioi":
+        res = score_ioi(args, out, cfg)
+        return {k: v for k, v in res.items() if k != "submissions"} | {
+            "submissions": {s["file"]: {"total": s["total"], "subtasks": {k: v["score"] for k, v in s["subtasks"].items()}}
+                            for s in res["submissions"]}}
+    if suite == "icpc":
+        res = score_icpc(args, out, cfg)
+        return {k: v for k, v in res.items() if k != "log"}
+    fn = score_imo_answer if suite == "imo-answer" else score_imo_proof
+    return fn(args, str(responses) if responses else None, out, cfg)

@@ -1,0 +1,140 @@
+"""``recipe eval score --suite ioi|icpc|imo-answer|imo-proof`` (issue 15 item 5) end to end: IOI and ICPC on
+packages we write, the IMO suites through the harness's OpenAI-compatible client against a loopback judge."""
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from olympiad_packages import write_kattis_maxpair, write_maxpair
+from recipe.cli import app
+from recipe.sandbox import probe
+
+SOL = Path(__file__).parent / "fixtures" / "olympiad" / "maxpair_solutions"
+needs_sandbox = pytest.mark.skipif(not probe().get("available") or shutil.which("g++") is None,
+                                   reason="needs bubblewrap and g++ (make system-deps)")
+runner = CliRunner()
+
+
+def _invoke(args):
+    r = runner.invoke(app, args, catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    return json.loads(r.output[r.output.index("{"):])
+
+
+@needs_sandbox
+def test_ioi_cli_writes_per_submission_and_task_scores(tmp_path):
+    task = write_maxpair(tmp_path / "maxpair")
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    for n in ("overflow", "only_bigvals", "only_large"):
+        shutil.copy(SOL / f"{n}.cpp", subs / f"{n}.cpp")
+    (subs / "gen_text.md").write_text("My idea.\n```cpp\n" + (SOL / "first_pair.cpp").read_text() + "```\n")
+    out = tmp_path / "out"
+    summary = _invoke(["eval", "score", "--suite", "ioi", "--task", str(task), "--submissions", str(subs), "--out", str(out)])
+    res = json.loads((out / "results.json").read_text())
+    per = {s["file"]: (s["total"], {k: v["score"] for k, v in s["subtasks"].items()}) for s in res["submissions"]}
+    assert per["overflow.cpp"] == (20, {"00-samples": 0, "01-small": 20, "02-bigvals": 0, "03-large": 0})
+    assert per["only_bigvals.cpp"][0] == 30 and per["only_large.cpp"][0] == 50 and per["gen_text.md"][0] == 0
+    assert res["task_score"] == 100 and res["oracle_upper_bound"] == 100 and res["submissions_used"] == 4
+    assert summary["task_score"] == 100 and summary["submissions"]["only_large.cpp"]["total"] == 50
+
+
+def test_ioi_cli_refuses_communication_tasks(shared_dir, tmp_path):
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "a.cpp").write_text("int main(){}")
+    r = runner.invoke(app, ["eval", "score", "--suite", "ioi", "--task", str(shared_dir / "fixtures/eval/ioi2024/sphinx"),
+                            "--submissions", str(tmp_path / "s"), "--out", str(tmp_path / "o")])
+    assert r.exit_code != 0 and "manager" in r.output
+
+
+@needs_sandbox
+def test_icpc_cli(tmp_path):
+    probs = tmp_path / "problems"
+    write_kattis_maxpair(probs / "A")
+    subs = tmp_path / "subs"
+    (subs / "A").mkdir(parents=True)
+    shutil.copy(SOL / "first_pair.cpp", subs / "A" / "1.cpp")
+    shutil.copy(SOL / "overflow.cpp", subs / "A" / "2.cpp")
+    shutil.copy(SOL / "correct.cpp", subs / "A" / "3.cpp")
+    s = _invoke(["eval", "score", "--suite", "icpc", "--problems", str(probs), "--submissions", str(subs),
+                 "--out", str(tmp_path / "o"), "--profile", "tiny"])
+    # 1.cpp fails the sample (not submitted); 2.cpp WA at minute 1; 3.cpp AC at minute 2 → 2 + 20
+    assert (s["solved"], s["submissions_per_problem"], s["penalty_minutes"]) == (1, {"A": 2}, 22)
+
+
+class _Judge(BaseHTTPRequestHandler):
+    replies: list = []
+    bodies: list = []
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).bodies.append(body)
+        text = type(self).replies[(len(type(self).bodies) - 1) % len(type(self).replies)]
+        data = json.dumps({"choices": [{"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+                           "usage": {"prompt_tokens": 1, "completion_tokens": 1}}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *a):
+        pass
+
+
+@pytest.fixture
+def judge_server():
+    srv = HTTPServer(("127.0.0.1", 0), _Judge)
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    _Judge.bodies = []
+    yield f"http://127.0.0.1:{srv.server_address[1]}"
+    srv.shutdown()
+    srv.server_close()
+
+
+def test_imo_answer_cli_with_loopback_judge(shared_dir, tmp_path, judge_server):
+    imo = shared_dir / "fixtures/eval/imo_bench"
+    import csv
+    rows = [r for r in csv.DictReader(open(imo / "answerbench_v2.csv", newline="")) if r["Source"]][:2]
+    lines = [{"Problem ID": rows[0]["Problem ID"], "response": f"<think>x</think>\\boxed{{{rows[0]['Short Answer'].strip('$')}}}"},
+             {"Problem ID": rows[0]["Problem ID"], "response": "<think>x</think>no idea"},
+             {"Problem ID": rows[1]["Problem ID"], "response": "<think>x</think>\\boxed{wrong thing}"},
+             {"Problem ID": rows[1]["Problem ID"], "response": "<think>never closed"}]
+    resp = tmp_path / "r.jsonl"
+    resp.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    _Judge.replies = ["<thinking>...</thinking>\n\\boxed{Correct}", "<thinking>...</thinking>\n\\boxed{Incorrect}"]
+    s = _invoke(["eval", "score", "--suite", "imo-answer", "--responses", str(resp), "--out", str(tmp_path / "o"),
+                 "--data", str(imo), "--judge-prompt", str(imo / "prompts/nvidia_gym/answerbench_autograder_judge.yaml"),
+                 "--judge-endpoint", judge_server, "--judge-model", "judge", "--profile", "tiny"])
+    assert s["grading"] == {"precheck": 1, "judge": 2, "judge_invalid": 0, "no_answer": 1, "bad_response": 0}
+    assert len(_Judge.bodies) == 2 and _Judge.bodies[0]["model"] == "judge" and _Judge.bodies[0]["temperature"] == 0.0
+    assert s["accuracy"] == 50.0 and s["k"] == 2 and s["n"] == 2  # item means 1.0 and 0.0
+    assert s["malformed_rows"][0]["id"] == "imo-bench-algebra-036"
+    items = [json.loads(x) for x in (tmp_path / "o" / "items.jsonl").read_text().splitlines()]
+    assert [it["accuracy"] for it in items] == [1.0, 0.0]
+
+
+def test_imo_proof_cli_stores_every_grade(shared_dir, tmp_path, judge_server):
+    imo = shared_dir / "fixtures/eval/imo_bench"
+    resp = tmp_path / "p.jsonl"
+    resp.write_text(json.dumps({"Problem ID": "PB-Basic-001", "response": "<think>x</think>A proof."}) + "\n"
+                    + json.dumps({"Problem ID": "PB-Advanced-001", "response": "<think>x</think>Another proof."}) + "\n")
+    _Judge.replies = ["<points>7 out of 7</points>", "<points>6 out of 7</points>", "<points>7 out of 7</points>",
+                      "<points>0 out of 7</points>"]
+    args = ["eval", "score", "--suite", "imo-proof", "--responses", str(resp), "--data", str(imo),
+            "--judge-prompt", str(imo / "prompts/nvidia_gym/proofbench_judge.yaml"), "--judge-endpoint", judge_server,
+            "--judge-model", "judge", "--profile", "tiny"]
+    s = _invoke(args + ["--out", str(tmp_path / "o")])
+    grades = [json.loads(x) for x in (tmp_path / "o" / "grades.jsonl").read_text().splitlines()]
+    assert [[g["points"] for g in it["grades"]] for it in grades] == [[7, 6, 7, 0], [7, 6, 7, 0]]
+    assert [it["score"] for it in grades] == [0.0, 0.0] and s["judge_samples"] == 4 and s["aggregation"] == "zero_if_any_zero"
+    assert grades[0]["proof"] == "A proof."
+    s = _invoke(args + ["--out", str(tmp_path / "m"), "--aggregation", "mean", "--samples", "3"])
+    assert s["points_mean"] == pytest.approx((20 / 3 + (0 + 7 + 6) / 3) / 2)
