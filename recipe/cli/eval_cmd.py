@@ -58,6 +58,8 @@ def eval_(
     server: str = typer.Option("vllm", help="Endpoint kind: vllm (sends top_k/min_p/repetition_penalty) or standard "
                                             "(OpenAI fields only, e.g. transformers serve)."),
     model_revision: Optional[str] = typer.Option(None, help="Revision/sha of the served model (recorded)."),
+    judge_endpoint: Optional[str] = typer.Option(None, help="OpenAI-compatible judge server (arena_hard_v2)."),
+    judge_model: Optional[str] = typer.Option(None, help="Judge model name (paper: gpt-4.1)."),
 ) -> None:
     """Generate and score: writes <out>/<suite>/{results.json, items.jsonl, samples.jsonl}; re-runs resume."""
     if ctx.invoked_subcommand is not None:
@@ -76,7 +78,8 @@ def eval_(
         res = evaluate(suite, out=out, run_id=run_id, stage=stage, checkpoint=checkpoint, endpoint=endpoint,
                        model=model, profile=profile, limit=limit, k=k, temperature=temperature, top_p=top_p,
                        max_tokens=max_tokens, thinking=thinking, seed=seed, concurrency=concurrency,
-                       timeout_s=timeout, batch_size=batch_size, server=server, model_revision=model_revision)
+                       timeout_s=timeout, batch_size=batch_size, server=server, model_revision=model_revision,
+                       judge_endpoint=judge_endpoint, judge_model=judge_model)
     console.print(format_results_table(res))
     for n, r in res.items():
         g = r.get("generation") or {}

@@ -37,6 +37,7 @@ class PaperResult(_Section):
 
 class BenchmarkEntry(_Section):
     source: BenchmarkSource | None = None
+    baseline: BenchmarkSource | None = Field(None, description="Baseline answers of a pairwise-judged benchmark.")
     paper: PaperResult | None = None
 
 

@@ -64,6 +64,30 @@ def benchmark_source(name: str, cfg):
     return entry.source
 
 
+def configure_judge(cfg, *, judge_endpoint: str | None, judge_model: str | None, server: str = "vllm",
+                    concurrency: int = 8, timeout_s: float = 600.0) -> None:
+    """ArenaHard: the pairwise judge (an OpenAI-compatible endpoint, T 0, 16000 tokens as arena-hard v2's config)
+    and the baseline answers (``benchmarks.suites.arena_hard_v2.baseline``). ``SourceUnavailable`` without them."""
+    from recipe.eval import arena_hard
+    from recipe.eval.openai_client import OpenAIChatClient
+    if not (judge_endpoint and judge_model):
+        raise SourceUnavailable("arena_hard_v2 needs a judge: --judge-endpoint and --judge-model (paper: gpt-4.1)")
+    entry = cfg.benchmarks.suites.get("arena_hard_v2")
+    if entry is None or entry.baseline is None:
+        from recipe.config import load_config
+        entry = load_config("paper").benchmarks.suites["arena_hard_v2"]
+    rows, _ = load_rows(entry.baseline, _mirror(cfg), allow_hub=cfg.benchmarks.allow_hub)
+    client = OpenAIChatClient(judge_endpoint, judge_model, concurrency=concurrency, timeout_s=timeout_s,
+                              extended_sampling=server == "vllm")
+    knobs = SamplingParams(temperature=0.0, top_p=1.0, max_tokens=16000, thinking=False)
+
+    def judge(system: str, user: str) -> str:
+        g = client.chat([{"role": "system", "content": system}, {"role": "user", "content": user}], knobs)
+        return "" if g.error else g.content
+
+    arena_hard.configure(judge=judge, judge_name=judge_model, baselines=arena_hard.baselines_from_answer_rows(rows))
+
+
 def suite_rows(name: str, cfg, *, run=None, limit: int | None = None) -> tuple[list[dict], dict]:
     """(rows, provenance) of a suite; ``SourceUnavailable`` when they cannot be had."""
     suite = get_suite(name)
@@ -93,7 +117,8 @@ def evaluate(suites: Iterable[str], *, out: str | Path, run_id: str | None = Non
              k: int | None = None, temperature: float | None = None, top_p: float | None = None,
              max_tokens: int | None = None, thinking: bool | None = None, seed: int | None = None,
              batch_size: int = 32, concurrency: int = 8, timeout_s: float = 600.0, backend: Backend | None = None,
-             server: str = "vllm", model_revision: str | None = None, progress=None) -> dict[str, dict]:
+             server: str = "vllm", model_revision: str | None = None, judge_endpoint: str | None = None,
+             judge_model: str | None = None, progress=None) -> dict[str, dict]:
     from recipe.config import load_config
     suites = list(suites)
     for s in suites:
@@ -116,6 +141,9 @@ def evaluate(suites: Iterable[str], *, out: str | Path, run_id: str | None = Non
     for name in suites:
         suite = get_suite(name)
         try:
+            if name == "arena_hard_v2":
+                configure_judge(cfg, judge_endpoint=judge_endpoint, judge_model=judge_model, server=server,
+                                concurrency=concurrency, timeout_s=timeout_s)
             rows, prov = suite_rows(name, cfg, run=run, limit=limit)
         except SourceUnavailable as e:
             results[name] = {"suite": name, "unavailable": str(e)}
