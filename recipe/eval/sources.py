@@ -5,7 +5,7 @@ mirror of the same files (e.g. ``../shared/fixtures/eval``).
 ``fetch`` prefers the mirror when one is configured and holds the file, else downloads the one file at the revision
 (``hf_hub_download``, honouring ``HF_ENDPOINT``); when neither works it raises ``SourceUnavailable`` -- callers show
 the benchmark as unavailable, they never substitute other rows. ``read_rows`` reads JSONL (split on ``\\n`` only),
-CSV or Parquet. The provenance (repo, revision, file, sha256, mirror or hub) goes into ``results.json``.
+a JSON array, CSV or Parquet. The provenance (repo, revision, file, sha256, mirror or hub) goes into ``results.json``.
 """
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def fetch(source: BenchmarkSource, mirror: Path | None = None, *, allow_hub: boo
 
 def read_rows(path: Path, fmt: str | None = None) -> list[dict]:
     path = Path(path)
-    fmt = fmt or {".jsonl": "jsonl", ".txt": "jsonl", ".json": "jsonl", ".csv": "csv", ".parquet": "parquet"}.get(
+    fmt = fmt or {".jsonl": "jsonl", ".txt": "jsonl", ".json": "json", ".csv": "csv", ".parquet": "parquet"}.get(
         path.suffix, "jsonl")
     if fmt == "jsonl":
         rows = []
@@ -54,6 +54,11 @@ def read_rows(path: Path, fmt: str | None = None) -> list[dict]:
                     rows.append(json.loads(line))
                 except ValueError as e:
                     raise ValueError(f"{path}:{no}: not JSON: {e}") from None
+        return rows
+    if fmt == "json":  # one JSON array of rows (LongBench v2's data.json)
+        rows = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(rows, list):
+            raise ValueError(f"{path}: expected a JSON array of rows")
         return rows
     if fmt == "csv":
         return list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8"))))

@@ -76,7 +76,7 @@ def suite_names() -> list[str]:
     return sorted(_SUITES)
 
 
-BUILTIN_MODULES = ("math_suites", "ifeval_suites", "code_suites", "arena_hard", "tiny_suites")
+BUILTIN_MODULES = ("math_suites", "ifeval_suites", "code_suites", "arena_hard", "agentic_suites", "tiny_suites")
 _loaded = False
 
 
