@@ -143,3 +143,26 @@ def report(
     with _user_errors():
         rows = paper_comparison(collect_results(results), profile)
     print_comparison(rows, console)
+
+
+@app.command("sbatch")
+def sbatch(
+    model_path: str = typer.Option(..., help="Model folder or Hub id as vLLM should load it."),
+    served_name: str = typer.Option(..., help="--served-model-name (what recipe eval sends as model)."),
+    suite: List[str] = typer.Option(..., "--suite", help="Suites to evaluate (repeatable)."),
+    out_dir: str = typer.Option(..., help="Results folder on the cluster."),
+    script: Path = typer.Option(..., help="Where to write the sbatch script."),
+    model_revision: Optional[str] = typer.Option(None, help="Model revision/sha (recorded)."),
+    profile: str = typer.Option("paper", help="Profile holding benchmarks.serving."),
+    set_: List[str] = typer.Option([], "--set", "-s", help="key=value override, e.g. benchmarks.serving.time=4:00:00"),
+) -> None:
+    """Render a Slurm job: vllm serve (pinned container, model-card flags) -> health -> recipe eval --endpoint."""
+    from recipe.config import load_config
+    from recipe.eval.serve_sbatch import render_eval_sbatch, write_eval_sbatch
+    with _user_errors():
+        cfg = load_config(profile, set_)
+        text = render_eval_sbatch(cfg.benchmarks.serving, model_path=model_path, served_name=served_name,
+                                  suites=suite, out_dir=out_dir, model_revision=model_revision,
+                                  mounts=cfg.cluster.mounts)
+        write_eval_sbatch(script, text)
+    typer.echo(str(script))

@@ -55,9 +55,25 @@ class EvalPhaseSection(_Section):
     batch_size: int = Field(64, gt=0)
 
 
+class ServingSection(_Section):
+    """How a paper-scale eval job serves the model: vLLM from a pinned container with the model card's flags."""
+    image: str = Field("vllm/vllm-openai:v0.17.1", description="vLLM container (pin a digest: image@sha256:...).")
+    flags: list[str] = Field(default_factory=list, description="vllm serve flags (model card).")
+    tensor_parallel: int = Field(8, ge=1)
+    port: int = 8000
+    health_timeout_s: int = Field(3600, gt=0)
+    nodes: int = 1
+    gpus_per_node: int = 8
+    time: str = "12:00:00"
+    partition: str | None = None
+    account: str | None = None
+    concurrency: int = Field(64, ge=1, description="Requests in flight from recipe eval.")
+
+
 class BenchmarksSection(_Section):
     mirror: str | None = Field(None, description="Local folder holding the benchmark files (mirror_file paths); "
                                                  "relative paths are resolved from the project root.")
     allow_hub: bool = True
     suites: dict[str, BenchmarkEntry] = Field(default_factory=dict)
     eval_phase: EvalPhaseSection = Field(default_factory=EvalPhaseSection)
+    serving: ServingSection = Field(default_factory=ServingSection)
