@@ -112,6 +112,8 @@ def model_card(run: RunDir, stage: str, repo_id: str, *, license: str, base_mode
                         dataset_split="validation", metric_type="accuracy", metric_name=f"{domain} accuracy",
                         metric_value=float(score))
              for domain, score in sorted(scores.items())]
+    from recipe.eval.model_index import eval_results_for_card  # issue 13: recipe eval results of this stage
+    evals += eval_results_for_card(run, stage)
     data = ModelCardData(
         license=license, library_name="transformers", pipeline_tag="text-generation",
         base_model=base_id, datasets=_dataset_ids(lin["data_revisions"]) or None,
