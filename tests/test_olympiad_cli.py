@@ -43,6 +43,12 @@ def test_ioi_cli_writes_per_submission_and_task_scores(tmp_path):
     assert per["only_bigvals.cpp"][0] == 30 and per["only_large.cpp"][0] == 50 and per["gen_text.md"][0] == 0
     assert res["task_score"] == 100 and res["oracle_upper_bound"] == 100 and res["submissions_used"] == 4
     assert summary["task_score"] == 100 and summary["submissions"]["only_large.cpp"]["total"] == 50
+    assert json.loads((out / "submissions" / "overflow.cpp.json").read_text())["total"] == 20
+    # --select: generations → legal submissions chosen on the public sample only; oracle reported apart
+    sel = _invoke(["eval", "score", "--suite", "ioi", "--task", str(task), "--submissions", str(subs), "--out",
+                   str(tmp_path / "sel"), "--select", "--oracle"])
+    assert sel["generations"] == 4 and sel["submissions"] == 1 and sel["submitted"] == ["overflow.cpp"]
+    assert sel["legal_score"] == 20 and sel["oracle_score"] == 100  # only overflow passes the public sample
 
 
 def test_ioi_cli_refuses_communication_tasks(shared_dir, tmp_path):

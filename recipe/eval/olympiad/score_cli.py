@@ -4,7 +4,9 @@
   generation text with a fenced cpp block) in the folder is one submission, in file-name order; the first 50 are
   the legal submissions, all of them give the oracle upper bound. Writes ``OUT/results.json`` (each submission by
   file name with per-subtask scores/statuses, per-test verdicts and total; the task score; legal/oracle/counts;
-  judge settings) and prints the summary.
+  judge settings), ``OUT/submissions/<file>.json`` each, and prints the summary. With ``--select`` the folder holds
+  generations: at most 50 are chosen from public-test results only (``ioi.pipeline.run_task``) and the legal score,
+  ``--oracle`` upper bound, generations and submissions used are reported separately.
 - ``icpc``: ``--problems DIR`` (one Kattis package per sub-folder, named by problem letter) ``--submissions DIR``
   (``<problem>/<any>.cpp`` or ``<problem>_<any>.cpp``, taken in name order) ``--out OUT``: solved, submissions per
   problem and simulated penalty, with the policy settings from the profile.
@@ -35,6 +37,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--problems", help="ICPC: folder of Kattis packages, one per problem.")
     p.add_argument("--time-scale", type=float, default=None)
     p.add_argument("--year", type=int, default=None, help="IOI year for the medal cut-offs.")
+    p.add_argument("--select", action="store_true", help="IOI: the folder holds generations; choose <= 50 legal "
+                   "submissions from public-test results (else every file is a submission, in name order).")
+    p.add_argument("--oracle", action="store_true", help="IOI --select: also judge every generation on hidden tests "
+                   "for the oracle upper bound (reported apart, never used to select).")
     # IMO
     p.add_argument("--data", help="IMO-Bench folder with the CSVs (e.g. ../shared/fixtures/eval/imo_bench).")
     p.add_argument("--version", default=None)
@@ -103,14 +109,23 @@ def score_ioi(args, out: Path, cfg) -> dict:
     if not files:
         raise ValueError(f"{args.submissions}: no .cpp/.cc/.txt/.md files")
     judge = IOIJudge(pkg, time_scale=args.time_scale or cfg.ioi.time_scale, stop_at_zero=cfg.ioi.stop_at_zero)
-    results = [judge.evaluate(extract_cpp(f.read_text(errors="replace")), f.name) for f in files]
-    cap = cfg.ioi.max_submissions
-    legal = results[:cap]
-    scores_legal = [r.subtask_scores() for r in legal]
     year = args.year
     cut = (cfg.ioi.medal_cutoffs.get(year) if year else None) or MEDAL_CUTOFFS.get(year or 0)
+    cap = cfg.ioi.max_submissions
+    out.mkdir(parents=True, exist_ok=True)
+    if args.select:
+        from recipe.eval.olympiad.ioi.pipeline import run_task
+        from recipe.eval.olympiad.ioi.selection import Candidate
+        cands = [Candidate(f.name, extract_cpp(f.read_text(errors="replace"))) for f in files]
+        res = {"suite": "ioi", "mode": "select"} | run_task(judge, cands, cap=cap, oracle=args.oracle)
+        res |= {"judge": judge.describe(), "year": year, "medal_cutoffs": cut}
+        (out / "results.json").write_text(json.dumps(res, indent=2))
+        return res
+    results = [judge.evaluate(extract_cpp(f.read_text(errors="replace")), f.name) for f in files]
+    legal = results[:cap]
+    scores_legal = [r.subtask_scores() for r in legal]
     res = {
-        "suite": "ioi", "task": pkg.code, "task_dir": str(args.task), "max_score": pkg.max_score,
+        "suite": "ioi", "mode": "submissions", "task": pkg.code, "task_dir": str(args.task), "max_score": pkg.max_score,
         "task_score": task_score(scores_legal, pkg.subtasks, pkg.score_precision),
         "best_per_subtask": best_per_subtask(scores_legal, pkg.subtasks),
         "oracle_upper_bound": task_score([r.subtask_scores() for r in results], pkg.subtasks, pkg.score_precision),
@@ -121,7 +136,9 @@ def score_ioi(args, out: Path, cfg) -> dict:
         "judge": judge.describe(),
         "year": year, "medal_cutoffs": cut,  # contest totals over six tasks (ioi.report.contest_report compares)
     }
-    out.mkdir(parents=True, exist_ok=True)
+    (out / "submissions").mkdir(exist_ok=True)
+    for sub in res["submissions"]:
+        (out / "submissions" / f"{sub['file']}.json").write_text(json.dumps(sub, indent=2))
     (out / "results.json").write_text(json.dumps(res, indent=2))
     return res
 
@@ -217,6 +234,8 @@ def run_score(suite: str, argv: list[str], *, out: str | Path, responses: str | 
     out = Path(out)
     if suite == "ioi":
         res = score_ioi(args, out, cfg)
+        if res["mode"] == "select":
+            return {k: v for k, v in res.items() if k != "submission_results"}
         return {k: v for k, v in res.items() if k != "submissions"} | {
             "submissions": {s["file"]: {"total": s["total"], "subtasks": {k: v["score"] for k, v in s["subtasks"].items()}}
                             for s in res["submissions"]}}
