@@ -26,7 +26,8 @@ def run_eval_phase(run, cfg, stage: str) -> dict:
     out = run.path / "eval" / stage
     knobs = dict(k=ep.k, max_tokens=ep.max_tokens, temperature=ep.temperature, top_p=ep.top_p, thinking=ep.thinking,
                  seed=cfg.run.seed)
-    results = evaluate(ep.tiny_suites, out=out, run_id=run.run_id, stage=stage, backend=backend, **knobs)
+    tiny = ep.tiny_suites or [f"tiny_{d}" for d in cfg.domains.names]
+    results = evaluate(tiny, out=out, run_id=run.run_id, stage=stage, backend=backend, **knobs)
     for name, n in ep.real_suites.items():
         results.update(evaluate([name], out=out, run_id=run.run_id, stage=stage, backend=backend, limit=n, **knobs))
     summary = {"stage": stage, "checkpoint": str(run.checkpoint_dir(stage)), "wall_s": round(time.time() - t0, 2),
