@@ -44,6 +44,7 @@ lab: setup
 	$(VENV)/bin/jupyter lab notebooks/
 
 bench: setup
+	$(PY) -m pip install -q -e ".[bench]"
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 clean-runs:
