@@ -11,7 +11,8 @@ Everything runs in one process with one BLAS/OpenMP thread; ``rows_per_s_core`` 
 CPU time (so other load on a shared machine does not distort it), ``rows_per_s_wall`` by wall time. Only the
 checks are timed (row generation is not). Flagged rows are re-checked against exact 13-gram tuples, so
 ``flagged_confirmed == flagged`` shows there are no hash false positives; ``flagged`` can exceed ``planted``
-when random Zipf rows genuinely share a 13-gram of frequent words with an eval item. Target (issue #4): >= 20,000 rows/s per core for 13-gram decontamination.
+when random Zipf rows genuinely share a 13-gram of frequent words with an eval item. Target (issue #11): >= 100,000 rows/s per core for 13-gram decontamination, 1M rows vs 10k eval items
+(since every hash hit is re-verified word by word, ``flagged_confirmed == flagged`` holds by construction).
 """
 from __future__ import annotations
 
@@ -136,13 +137,13 @@ def main() -> None:
     a = ap.parse_args()
     if a.only in ("all", "decontam"):
         head = bench_decontam(a.rows, a.eval_items)
-        _table(f"13-gram decontamination: {a.rows:,} rows vs {a.eval_items:,} eval items (target >= 20,000 rows/s/core)", [head])
+        _table(f"13-gram decontamination: {a.rows:,} rows vs {a.eval_items:,} eval items (target >= 100,000 rows/s/core)", [head])
         if not a.no_scaling:
             base = max(a.rows // 10, 10_000)
             _table("decontamination vs rows (10k eval items)", [bench_decontam(n, a.eval_items) for n in (base, 3 * base)])
             _table(f"decontamination vs eval-set size ({base:,} rows)", [bench_decontam(base, e) for e in (1_000, 10_000, 30_000)])
-        ok = head["flagged_confirmed"] == head["flagged"] >= head["planted"] and head["rows_per_s_core"] >= 20_000
-        print(f"\ndecontamination target (>= 20,000 rows/s/core, all planted leaks flagged): {'MET' if ok else 'NOT MET'}")
+        ok = head["flagged_confirmed"] == head["flagged"] >= head["planted"] and head["rows_per_s_core"] >= 100_000
+        print(f"\ndecontamination target (>= 100,000 rows/s/core, all planted leaks flagged): {'MET' if ok else 'NOT MET'}")
     if a.only in ("all", "dedup"):
         _table(f"near-dedup (MinHash LSH, datasketch): {a.dedup_rows:,} rows", [bench_near_dedup(a.dedup_rows)])
         if not a.no_scaling:
