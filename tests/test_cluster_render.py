@@ -41,6 +41,9 @@ def tree(shared_dir):
     return ReleaseTree.find(shared_dir / "fixtures/nemo_rl_configs/v0.7.0")
 
 
+from recipe.pipeline.teachers import record_selection  # noqa: E402
+
+
 def _finish(run: RunDir, stage: str, scores: dict[str, float]) -> None:
     """What `recipe cluster status` records once a stage's HF checkpoint exists (manifest done, scores)."""
     from recipe.pipeline.teachers import record_scores
@@ -58,6 +61,14 @@ def cascade(paper, tmp_path_factory):
     _finish(run, "if_rl", {"math": 0.85, "instruction_following": 0.8, "mcqa": 0.6})
     _finish(run, "multi_domain_rl", {"math": 0.8, "instruction_following": 0.75, "mcqa": 0.7,
                                      "workplace_tools": 0.6, "structured_output": 0.9})
+    # teacher candidates scored on the selection split on all four multi-domain teacher domains (paper scale);
+    # averages: if_rl@step_10 0.55, if_rl@final 0.6, md@step_10 0.7, md@final 0.65 -> md@step_10 is the teacher
+    group = ("instruction_following", "mcqa", "workplace_tools", "structured_output")
+    for stage, cands in {"if_rl": {"step_000010": (10, 0.55), "final": (180, 0.6)},
+                         "multi_domain_rl": {"step_000010": (10, 0.7), "final": (70, 0.65)}}.items():
+        record_selection(run, stage, {n: {"step": st, "checkpoint": f"/ckpt/{stage}/{n}", "scores": {
+            d: {"score": x, "ci_low": x - 0.05, "ci_high": x + 0.05, "n": 500} for d in group}}
+            for n, (st, x) in cands.items()})
     rest = render_cascade(paper, run, stages=list(STAGE_PLAN[3:]), allow_unpinned=True, allow_dirty=True)
     return run, {r.stage: r for r in first + rest}
 
@@ -137,7 +148,7 @@ def test_paper_values_land_in_the_right_keys(cascade, tree):
     assert get_path(m, "grpo.async_grpo.enabled") is True
     assert get_path(m, "grpo.max_num_steps") == 52
     assert get_path(m, "on_policy_distillation.enabled") is True
-    assert get_path(m, "cluster.num_nodes") == 13 + 4   # + one node per distinct teacher checkpoint
+    assert get_path(m, "cluster.num_nodes") == 13 + 3   # + one node per distinct teacher checkpoint
 
     rlhf = _cfg(r, "rlhf", tree)
     assert get_path(rlhf, "loss_fn.reference_policy_kl_penalty") == 0.03
@@ -179,8 +190,9 @@ def test_mopd_teacher_map_from_teachers_json(cascade, tree):
     m = _cfg(r, "mopd", tree)
     tmap = get_path(m, "on_policy_distillation.teacher_model_by_agent_name")
     assert tmap["math_with_judge_simple_agent"] == str(run.checkpoint_dir("sft"))   # stage:sft slot
-    assert tmap["instruction_following_simple_agent"] == str(run.checkpoint_dir("if_rl"))   # best_of: IF-RL scored 0.8
-    assert tmap["mcqa_simple_agent"] == str(run.checkpoint_dir("multi_domain_rl"))
+    # select: one multi-domain teacher (best selection-split average over the group), intermediate steps included
+    for agent in ("instruction_following", "mcqa", "workplace_assistant", "structured_outputs"):
+        assert tmap[f"{agent}_simple_agent"] == "/ckpt/multi_domain_rl/step_000010"
     assert tmap["rlhf_opd_simple_agent"] == "/ckpt/rlhf_branch"
     assert set(tmap) == {"math_with_judge_simple_agent", "instruction_following_simple_agent", "mcqa_simple_agent",
                          "workplace_assistant_simple_agent", "structured_outputs_simple_agent", "rlhf_opd_simple_agent"}
@@ -199,11 +211,15 @@ def test_cascade_chains_converted_checkpoints(cascade):
     run, r = cascade
     assert list(r) == list(STAGE_PLAN)
     assert r["sft"].jobs[0].input_model == "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-Base-BF16"
-    for prev, nxt in zip(STAGE_PLAN, STAGE_PLAN[1:]):
+    paper = load_config("paper", overrides=OVERRIDES)
+    for nxt in STAGE_PLAN[1:]:
+        prev = paper.input_stage(nxt)   # init_from: rlhf_branch <- sft, mopd <- multi_domain_rl, else the stage before
         out = r[prev].jobs[-1].hf_out
         assert out == run.checkpoint_dir(prev)
         assert r[nxt].jobs[0].input_model == str(out)
         assert f"OUT={out}" in r[prev].jobs[-1].convert_path.read_text()
+    assert r["rlhf_branch"].jobs[0].input_model == str(run.checkpoint_dir("sft"))
+    assert r["mopd"].jobs[0].input_model == str(run.checkpoint_dir("multi_domain_rl"))
     swe = r["swe_rl"].jobs
     assert swe[1].input_model == str(swe[0].hf_out) == str(run.stage_dir("swe_rl") / "agentless_checkpoint")
 
@@ -341,11 +357,11 @@ def test_mopd_nodes_add_one_per_distinct_teacher(cascade):
     run, r = cascade
     job = r["mopd"].jobs[0]
     n_teachers = len(set(load_yaml(job.config_path)["on_policy_distillation"]["teacher_model_by_agent_name"].values()))
-    assert n_teachers == 4          # SFT, IF-RL (IF), MD-RL (mcqa, tools, JSON), RLHF branch
-    assert job.overrides["cluster.num_nodes"] == 13 + 4
-    assert "--nodes=17" in job.launch_path.read_text()
+    assert n_teachers == 3          # SFT (math), ONE multi-domain teacher (IF, mcqa, tools, JSON), RLHF branch
+    assert job.overrides["cluster.num_nodes"] == 13 + 3
+    assert "--nodes=16" in job.launch_path.read_text()
     prov = json.loads(r["mopd"].provenance_path.read_text())["jobs"]["mopd"]
-    assert prov["nodes"] == 17 and prov["teacher_nodes"] == 4
+    assert prov["nodes"] == 16 and prov["teacher_nodes"] == 3
 
 
 def test_bad_mopd_layout_refused(tmp_path):
@@ -355,6 +371,10 @@ def test_bad_mopd_layout_refused(tmp_path):
         run.write_manifest(s, {"status": "done"})
     from recipe.pipeline.teachers import record_scores
     record_scores(run, "if_rl", {d: 0.5 for d in ("instruction_following", "mcqa", "workplace_tools", "structured_output")})
+    for s in ("if_rl", "multi_domain_rl"):
+        record_selection(run, s, {"final": {"step": 1, "checkpoint": str(run.checkpoint_dir(s)), "scores": {
+            d: {"score": 50.0, "ci_low": 45.0, "ci_high": 55.0, "n": 100}
+            for d in ("instruction_following", "mcqa", "workplace_tools", "structured_output")}}})
     with pytest.raises(ValueError, match="8 policy GPUs are not divisible by TP2·PP2·CP4"):
         render_stage(cfg, run, "mopd", allow_unpinned=True, allow_dirty=True)
 

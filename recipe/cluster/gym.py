@@ -176,16 +176,18 @@ def teacher_map(run, routing: dict[str, str], domains: list[str],
     """(agent -> teacher HF checkpoint, provenance per agent) for MOPD.
 
     Slots resolve exactly as in the local backend (``recipe.pipeline.teachers.resolve_teacher``: ``best`` from
-    teachers.json, ``best_of:<stages>`` from scores.json, ``stage:<stage>`` a finished stage); ``branch:<name>``,
+    teachers.json, ``best_of:<stages>`` from scores.json, ``stage:<stage>`` a finished stage, ``select:<stages>``
+    one teacher for all its domains from the stages' selection.json, see ``record_selection``); ``branch:<name>``,
     a side branch such as the RLHF-from-SFT teacher, comes from ``cluster.branches.<name>``.
     """
-    from recipe.pipeline.teachers import resolve_teacher
+    from recipe.pipeline.teachers import resolve_teacher, select_groups
 
     out: dict[str, str] = {}
     prov: dict[str, Any] = {}
     missing = [d for d in domains if d not in routing]
     if missing:
         raise TeacherError(f"mopd.teacher_routing has no slot for domain(s) {missing}")
+    groups = select_groups({d: routing[d] for d in domains})  # select:<stages> = one teacher for its domains
     for domain in domains:
         slot = routing[domain]
         agent = agent_for(domain, mopd=True)
@@ -198,7 +200,7 @@ def teacher_map(run, routing: dict[str, str], domains: list[str],
             entry = {"stage": f"branch:{name}", "checkpoint": branches[name], "score": None}
         else:
             try:
-                entry = resolve_teacher(run, domain, slot)
+                entry = resolve_teacher(run, domain, slot, groups.get(slot))
             except ValueError as e:
                 raise TeacherError(f"MOPD: no teacher for domain {domain!r} (routing slot {slot!r}): {e}") from None
         out[agent] = str(entry["checkpoint"])

@@ -98,7 +98,11 @@ def _jobs_of(cfg, stage: str) -> list[tuple[str, Any, str]]:
     return [(stage, cfg.stage(stage), stage)]
 
 
-def previous_output(run: RunDir, stage: str) -> Path:
+def previous_output(run: RunDir, stage: str, cfg=None) -> Path:
+    """The converted HF checkpoint the stage starts from: its input stage (``<stage>.init_from``, default the stage
+    before it in the plan; rlhf_branch starts from sft, mopd from multi_domain_rl)."""
+    if cfg is not None:
+        return run.checkpoint_dir(cfg.input_stage(stage))
     i = STAGE_PLAN.index(stage)
     return run.checkpoint_dir(STAGE_PLAN[i - 1])
 
@@ -142,7 +146,7 @@ def render_stage(cfg, run: RunDir, stage: str, *, out: Optional[Path] = None, al
 
     jobs: list[JobRender] = []
     job_prov: dict[str, Any] = {}
-    chained = cfg.model.name if stage == "sft" else str(previous_output(run, stage))
+    chained = cfg.model.name if stage == "sft" else str(previous_output(run, stage, cfg))
     input_revision = cfg.model.revision if (stage == "sft" and input_model is None) else None
     input_model = input_model or chained
     for job_name, section, res_key in _jobs_of(cfg, stage):

@@ -80,9 +80,8 @@ def heatmap(run_id: str):
 
 
 def teachers_table(run_id: str) -> pd.DataFrame:
-    from recipe.runs.layout import read_json
-    run = RunDir.for_id(run_id)
-    return pd.DataFrame(read_json(run.teachers_path, {}) or {}).T
+    from recipe.pipeline.report import teacher_rows
+    return pd.DataFrame(teacher_rows(RunDir.for_id(run_id)))
 
 
 def cluster_stage(run_id: str, stage: str, profile: str = "paper", overrides: list[str] | None = None, *,

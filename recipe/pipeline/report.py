@@ -71,6 +71,24 @@ def teacher_marks(run: RunDir) -> dict[str, str]:
     return {d: e["stage"] for d, e in t.get("best_so_far", {}).items()}
 
 
+def teacher_rows(run: RunDir) -> list[dict]:
+    """Flat rows for a teachers table: MOPD's pick per domain (slot, stage, candidate) once MOPD ran, then every
+    candidate of each select group with its selection-split average and CI; before MOPD, the best so far."""
+    from recipe.pipeline.teachers import read_teachers
+    t = read_teachers(run)
+    if "mopd" not in t:
+        return [{"domain": d, "teacher": e["stage"], "score": e["score"], "basis": "best report-split checkpoint so far"}
+                for d, e in t.get("best_so_far", {}).items()]
+    rows = [{"domain": d, "slot": e["slot"], "teacher": e.get("candidate", f"{e['stage']}@final"),
+             "score": e.get("score")} for d, e in t["mopd"]["teachers"].items()]
+    for slot, g in t["mopd"].get("groups", {}).items():
+        rows += [{"domain": "+".join(g["domains"]), "slot": slot, "teacher": c["name"], "score": c["average"]["score"],
+                  "ci_low": c["average"]["ci_low"], "ci_high": c["average"]["ci_high"], "n": c["average"]["n"],
+                  "picked": c["name"] == g["pick"], "basis": "selection-split average over the group"}
+                 for c in g["candidates"]]
+    return rows
+
+
 def report_data(run: RunDir) -> dict:
     from recipe.pipeline.teachers import read_teachers
     stages, deltas = {}, {}

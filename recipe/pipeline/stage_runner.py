@@ -21,7 +21,8 @@ from recipe.eval.validate import summarize, validate_samples
 from recipe.model import build_tiny, load_checkpoint, save_checkpoint
 from recipe.pipeline.data_phase import data_hash, load_splits
 from recipe.pipeline.hashing import sha256_dir, sha256_obj
-from recipe.pipeline.teachers import record_scores, resolve_teachers, validate_candidates, write_routing
+from recipe.pipeline.teachers import (record_scores, resolve_teachers, validate_candidates,
+                                      validate_picks_on_report_split, write_routing)
 from recipe.runs.layout import RunDir
 from recipe.train.context import StageContext
 from recipe.train.rl import train_rl
@@ -116,6 +117,7 @@ def run_stage(run: RunDir, cfg: RecipeConfig, stage: str, *, progress: bool = Tr
             validate_candidates(run, cfg, stage, model, tok, splits)  # MOPD teacher candidates, selection split
         if stage == "mopd":
             write_routing(run, cfg.mopd.teacher_routing, cfg.mopd.domains)
+            validate_picks_on_report_split(run, cfg, tok, splits)
         teachers_now = record_scores(run, stage, scores)
     except BaseException as e:
         m = run.read_manifest(stage) or {}

@@ -110,7 +110,19 @@ def validate_candidates(run: RunDir, cfg, stage: str, final_model, tokenizer, sp
         model = final_model if name == "final" else load_checkpoint(path)[0]
         rows = validate_samples(model, tokenizer, splits, doms, cfg.evaluation, split="select", seed=cfg.run.seed)
         write_samples(samples_path(run, stage, name, "select"), rows)
-        out[name] = {"stage": stage, "step": step, "checkpoint": str(path), "scores": summarize(rows)}
+        out[name] = {"step": step, "checkpoint": str(path), "scores": summarize(rows)}
+    return record_selection(run, stage, out)
+
+
+def record_selection(run: RunDir, stage: str, cands: dict[str, dict]) -> dict:
+    """Store a stage's teacher candidates scored on the selection split: ``{name: {"step", "checkpoint",
+    "scores": {domain: {"score", "ci_low", "ci_high", "n"}}}}`` (name ``final`` or ``step_NNNNNN``). The local
+    backend calls it from ``validate_candidates``; a cluster backend calls it with its own validation results,
+    which must cover every domain of the stage's select groups (paper scale: all of IF, MCQA, tools, JSON)."""
+    bad = [n for n, c in cands.items() if not {"step", "checkpoint", "scores"} <= set(c)]
+    if bad:
+        raise ValueError(f"{stage}: teacher candidates {bad} need step, checkpoint and scores")
+    out = {n: {"stage": stage, **c} for n, c in cands.items()}
     write_json_atomic(selection_path(run, stage), out)
     return out
 
@@ -191,3 +203,21 @@ def write_routing(run: RunDir, routing: dict[str, str], domains: list[str]) -> d
     teachers["mopd"] = routing_record(run, routing, domains)
     write_json_atomic(run.teachers_path, teachers)
     return teachers["mopd"]
+
+
+def validate_picks_on_report_split(run: RunDir, cfg, tokenizer, splits: dict) -> None:
+    """A picked teacher that is an intermediate checkpoint was only scored on the selection split: score it on the
+    report split too (its routed domains only), so every teacher appears in the report's comparisons."""
+    from recipe.eval.samples import samples_path, write_samples
+    from recipe.eval.validate import validate_samples
+    from recipe.model import load_checkpoint
+    picks = read_teachers(run).get("mopd", {}).get("teachers", {})
+    by_ck: dict[tuple[str, str, str], list[str]] = {}
+    for d, t in picks.items():
+        name = t.get("candidate", "@final").split("@", 1)[1]
+        if name != "final":
+            by_ck.setdefault((t["stage"], name, t["checkpoint"]), []).append(d)
+    for (stage, name, path), doms in by_ck.items():
+        model = load_checkpoint(path)[0]
+        rows = validate_samples(model, tokenizer, splits, doms, cfg.evaluation, split="val", seed=cfg.run.seed)
+        write_samples(samples_path(run, stage, name, "val"), rows)

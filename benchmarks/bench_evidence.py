@@ -1,0 +1,66 @@
+"""Evidence across seeds: run the tiny cascade once per seed (in-process; done stages with unchanged inputs are
+skipped), then print every target of ``recipe.pipeline.evidence.TARGETS`` pooled over the seeds, with its 95%
+interval and n (prompts x seeds), and whether it holds.
+
+    .venv/bin/python benchmarks/bench_evidence.py --seeds 0 1 2 [--runs-dir DIR] [--json] [-s key=value ...]
+
+One setting for every seed: overrides apply to all runs. Runs are named tiny-seed<N> under --runs-dir (default:
+RECIPE_RUNS_DIR or ./runs), so `make run` (seed 0) is reused.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    ap.add_argument("--runs-dir", default=None)
+    ap.add_argument("--profile", default="tiny")
+    ap.add_argument("--json", action="store_true", help="print the rows as JSON instead of a table")
+    ap.add_argument("--no-train", action="store_true", help="only pool runs that already exist")
+    ap.add_argument("--run-ids", nargs="+", default=None, help="pool these existing runs instead (implies --no-train)")
+    ap.add_argument("-s", "--set", dest="sets", action="append", default=[])
+    a = ap.parse_args()
+    if a.runs_dir:
+        os.environ["RECIPE_RUNS_DIR"] = str(Path(a.runs_dir).resolve())
+    from recipe.pipeline.evidence import evidence_rows
+    from recipe.pipeline.runner import run_pipeline
+    from recipe.runs import RunDir
+    runs, wall = [], {}
+    for i, seed in enumerate(a.run_ids or a.seeds):
+        rid = a.run_ids[i] if a.run_ids else f"{a.profile}-seed{seed}"
+        t0 = time.perf_counter()
+        if a.no_train or a.run_ids:
+            run = RunDir.for_id(rid)
+        else:
+            run = run_pipeline(profile=a.profile, run_id=rid, overrides=[*a.sets, f"run.seed={seed}"],
+                               via_notebooks=False)
+        wall[rid] = round(time.perf_counter() - t0, 1)
+        runs.append(run)
+    rows = evidence_rows(runs)
+    if a.json:
+        print(json.dumps({"seeds": a.seeds, "wall_s": wall, "rows": rows}, indent=2))
+        return
+    print(f"\nevidence pooled over {'runs ' + ', '.join(a.run_ids) if a.run_ids else f'seeds {a.seeds}'} "
+          f"(report split; 95% CI; n = prompts x seeds; (a)-(d): paired difference in points, (e): student score)")
+    print(f"{'':3} {'measure':<62} {'value':>7} {'95% CI':>17} {'n':>5}  holds")
+    for r in rows:
+        if "score" not in r:
+            print(f"({r['target']}) {r['claim']}: not evaluated: {r.get('note')}")
+            continue
+        extra = f"  teacher {r['teacher']['score']:.1f} [{r['teacher']['ci_low']:.1f}, {r['teacher']['ci_high']:.1f}]" \
+            if "teacher" in r else ""
+        sign = "+" if "teacher" not in r else ""
+        print(f"({r['target']}) {r['measure']:<62} {r['score']:>{sign}7.1f} [{r['ci_low']:>{sign}6.1f}, "
+              f"{r['ci_high']:>{sign}6.1f}]"
+              f" {r['n']:>5}  {'yes' if r['holds'] else 'NO'}{extra}")
+    print("wall seconds per run (0 when every stage was already done):", wall)
+
+
+if __name__ == "__main__":
+    main()

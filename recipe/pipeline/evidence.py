@@ -1,0 +1,115 @@
+"""Evidence across seeds: each claim of the cascade as a *target*, pooled over several runs (one per seed) with a
+95% interval (``benchmarks/bench_evidence.py`` prints the table; README.md quotes it).
+
+A ``DeltaTarget`` pools the paired per-prompt differences stage - input (report split, same prompts and sampling
+seeds within a run) over every run and every named domain, and holds when the paired bootstrap interval of the
+mean difference excludes 0 from above (ci_low > 0). A ``TeacherMatchTarget`` holds per teacher domain when the
+student's pooled score is within the teacher's pooled 95% interval or above it.
+
+``TARGETS`` is a list: a new stage adds its claim by appending a target (e.g. long-context RL raises
+long_context), nothing else changes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from recipe.eval.samples import read_samples, samples_path
+from recipe.pipeline.teachers import read_teachers
+from recipe.runs.layout import RunDir
+from recipe.stats import item_means, mean_ci, paired_bootstrap_delta
+
+
+def _stage_input(run: RunDir, stage: str) -> str:
+    from recipe.pipeline.report import _stage_input as find
+    got = find(run, stage)
+    if got is None:
+        raise FileNotFoundError(f"run {run.run_id}: stage {stage!r} is not done (or has no input checkpoint)")
+    return got
+
+
+def _means(run: RunDir, stage: str, domain: str, checkpoint: str = "final") -> dict[str, float]:
+    rows = read_samples(samples_path(run, stage, checkpoint, "val"))
+    return item_means(r for r in rows if r["domain"] == domain)
+
+
+@dataclass(frozen=True)
+class DeltaTarget:
+    key: str
+    claim: str
+    stage: str
+    domains: tuple[str, ...] | None = None   # None: every domain the stage was validated on (an average)
+
+    def evaluate(self, runs: list[RunDir]) -> list[dict]:
+        after, before, doms_seen = {}, {}, set()
+        for run in runs:
+            inp = _stage_input(run, self.stage)
+            doms = self.domains or tuple(dict.fromkeys(r["domain"] for r in
+                                                       read_samples(samples_path(run, self.stage, "final", "val"))))
+            for d in doms:
+                doms_seen.add(d)
+                for k, v in _means(run, self.stage, d).items():
+                    after[(run.run_id, d, k)] = v
+                for k, v in _means(run, inp, d).items():
+                    before[(run.run_id, d, k)] = v
+        e = paired_bootstrap_delta({str(k): v for k, v in after.items()}, {str(k): v for k, v in before.items()},
+                                   scale=100.0)
+        what = "+".join(self.domains) if self.domains else f"average of {len(doms_seen)} domains"
+        return [{"target": self.key, "claim": self.claim, "measure": f"{self.stage} - input, {what}",
+                 **e.as_dict(), "seeds": len(runs), "holds": e.ci_low > 0}]
+
+
+@dataclass(frozen=True)
+class TeacherMatchTarget:
+    key: str
+    claim: str
+    stage: str = "mopd"
+
+    def evaluate(self, runs: list[RunDir]) -> list[dict]:
+        per_dom: dict[str, dict] = {}
+        for run in runs:
+            picks = read_teachers(run).get("mopd", {}).get("teachers", {})
+            if not picks:
+                raise FileNotFoundError(f"run {run.run_id}: teachers.json has no MOPD routing (run mopd first)")
+            for d, t in picks.items():
+                slot = per_dom.setdefault(d, {"student": [], "teacher": [], "teachers": set()})
+                ck = t.get("candidate", f"{t['stage']}@final").split("@", 1)[1]
+                try:
+                    teacher = _means(run, t["stage"], d, ck)
+                except FileNotFoundError:
+                    slot["missing"] = f"{t['stage']}@{ck} has no report-split samples"
+                    continue
+                slot["teacher"] += list(teacher.values())
+                slot["student"] += list(_means(run, self.stage, d).values())
+                slot["teachers"].add(f"{t['stage']}@{ck}")
+        rows = []
+        for d, s in per_dom.items():
+            if not s["teacher"]:
+                rows.append({"target": self.key, "claim": self.claim, "measure": f"{self.stage} vs teacher, {d}",
+                             "note": s.get("missing"), "holds": None})
+                continue
+            te = mean_ci(s["teacher"], scale=100.0, bounds=(0.0, 100.0))
+            st = mean_ci(s["student"], scale=100.0, bounds=(0.0, 100.0))
+            rows.append({"target": self.key, "claim": self.claim,
+                         "measure": f"{self.stage} vs teacher ({', '.join(sorted(s['teachers']))}), {d}",
+                         **st.as_dict(), "teacher": te.as_dict(), "seeds": len(runs), "holds": st.score >= te.ci_low})
+        return rows
+
+
+TARGETS: list = [
+    DeltaTarget("a", "IF-RL raises instruction following", "if_rl", ("instruction_following",)),
+    DeltaTarget("b", "multi-domain RL raises MCQA + tool calls", "multi_domain_rl", ("mcqa", "tool_call")),
+    DeltaTarget("c", "RLHF raises the chat win rate", "rlhf", ("chat",)),
+    DeltaTarget("d", "MOPD's average over all domains beats its input's", "mopd", None),
+    TeacherMatchTarget("e", "MOPD ends within the CI of each teacher on that teacher's domain"),
+]
+
+
+def evidence_rows(runs: list[RunDir], targets: list | None = None) -> list[dict]:
+    """One row per target (per domain for teacher matches); a target whose stage did not run says so."""
+    out = []
+    for t in targets or TARGETS:
+        try:
+            out += t.evaluate(runs)
+        except FileNotFoundError as e:
+            out.append({"target": t.key, "claim": t.claim, "note": str(e), "holds": None})
+    return out

@@ -1,0 +1,45 @@
+"""Evidence targets pooled over runs, on hand-built per-sample files (no training)."""
+from __future__ import annotations
+
+import pytest
+
+from recipe.eval.samples import samples_path, write_samples
+from recipe.pipeline.evidence import DeltaTarget, TeacherMatchTarget, evidence_rows
+from recipe.runs import RunDir
+from recipe.runs.layout import write_json_atomic
+
+
+def _run(tmp_path, name, before, after, teacher):
+    """Stages sft -> if_rl; 'if' rewards per prompt: before[i], after[i]; mopd (from if_rl) teacher sft on 'if'."""
+    run = RunDir(tmp_path / name)
+    for stage, prev in (("sft", None), ("if_rl", "sft"), ("mopd", "if_rl")):
+        inputs = {"init_checkpoint": {"path": str(run.checkpoint_dir(prev))}} if prev else {}
+        run.write_manifest(stage, {"status": "done", "inputs": inputs})
+    for stage, vals in (("sft", teacher), ("if_rl", before), ("mopd", after)):
+        write_samples(samples_path(run, stage), [{"domain": "if", "item_id": f"p{i}", "sample": s, "response": "",
+                                                  "reward": v} for i, v in enumerate(vals) for s in (0, 1)])
+    write_json_atomic(run.teachers_path, {"mopd": {"teachers": {"if": {"stage": "sft", "candidate": "sft@final"}}}})
+    return run
+
+
+def test_delta_target_pools_paired_differences_over_runs(tmp_path):
+    # run A: every prompt +1 (0 -> 1 on 2 of 4 prompts = +50 points); run B: +0 -> pooled 8 prompts, mean +25
+    a = _run(tmp_path, "a", [0, 0, 1, 1], [1, 1, 1, 1], [0, 0, 0, 0])
+    b = _run(tmp_path, "b", [0, 1, 0, 1], [0, 1, 0, 1], [0, 0, 0, 0])
+    (row,) = DeltaTarget("x", "mopd raises if", "mopd", ("if",)).evaluate([a, b])
+    assert row["score"] == pytest.approx(25.0) and row["n"] == 8 and row["seeds"] == 2
+    # no paired difference is negative, so no resample mean is; but (6/8)^8 = 10% of resamples draw neither improved
+    # prompt, so the 2.5th percentile is exactly 0 and the claim does not hold with 8 prompts
+    assert row["ci_low"] == 0.0 and 25.0 < row["ci_high"] <= 100.0 and row["holds"] is False
+    # a flat stage never holds: its interval is [0, 0]
+    (flat,) = DeltaTarget("y", "flat", "mopd", ("if",)).evaluate([b])
+    assert (flat["score"], flat["holds"]) == (0.0, False)
+
+
+def test_teacher_match_and_missing_stages(tmp_path):
+    # student 75 on 4 prompts; teacher sft 100 everywhere: CI [100, 100] -> the student is below it
+    a = _run(tmp_path, "a", [0, 0, 0, 0], [1, 1, 1, 0], [1, 1, 1, 1])
+    (row,) = TeacherMatchTarget("e", "within").evaluate([a])
+    assert row["score"] == 75.0 and row["teacher"]["score"] == 100.0 and row["holds"] is False
+    rows = evidence_rows([a], [DeltaTarget("c", "rlhf raises chat", "rlhf", ("chat",))])
+    assert rows[0]["holds"] is None and "not done" in rows[0]["note"]
