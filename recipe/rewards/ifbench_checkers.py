@@ -181,3 +181,5 @@ def _words_position(t, kw, p):
 
 # Keep ``string`` referenced for readers comparing with IFBench's punctuation handling.
 _ = string
+
+from recipe.rewards import ifbench_more_checkers  # noqa: E402,F401  (the other IFBench ids)
