@@ -26,7 +26,8 @@ from recipe.config.stages import MOPDConfig, RLStageConfig, SFTConfig
 from recipe.runs.layout import RunDir
 
 OVERRIDES = ["swe_rl.agentic.steps=100", "mopd.is_seq_mask_threshold=2.0",
-             "cluster.branches.rlhf_from_sft=/ckpt/rlhf_branch"]
+             "cluster.branches.rlhf_from_sft=/ckpt/rlhf_branch", "cluster.account=acct", "cluster.partition=batch",
+             "cluster.swe_container_formatter=docker://swebench/sweb.eval.x86_64.{instance_id}"]
 SHELLCHECK = Path(sys.executable).parent / "shellcheck"
 MOPD_DOMAINS = ["math", "instruction_following", "mcqa", "workplace_tools", "structured_output", "rlhf"]
 
@@ -193,11 +194,15 @@ def test_mopd_teacher_map_from_teachers_json(cascade, tree):
     # select: one multi-domain teacher (best selection-split average over the group), intermediate steps included
     for agent in ("instruction_following", "mcqa", "workplace_assistant", "structured_outputs"):
         assert tmap[f"{agent}_simple_agent"] == "/ckpt/multi_domain_rl/step_000010"
-    assert tmap["rlhf_opd_simple_agent"] == "/ckpt/rlhf_branch"
+    # RLHF rows go through the pinned Gym's own genrm_simple_agent (no skip_verification pass-through agent)
+    assert tmap["genrm_simple_agent"] == "/ckpt/rlhf_branch"
     assert set(tmap) == {"math_with_judge_simple_agent", "instruction_following_simple_agent", "mcqa_simple_agent",
-                         "workplace_assistant_simple_agent", "structured_outputs_simple_agent", "rlhf_opd_simple_agent"}
+                         "workplace_assistant_simple_agent", "structured_outputs_simple_agent", "genrm_simple_agent"}
     assert get_path(m, "on_policy_distillation.strict_agent_name_match") is True
-    assert "rlhf_opd_simple_agent" in get_path(m, "env.nemo_gym")
+    gym_block = get_path(m, "env.nemo_gym")
+    assert "rlhf_opd_simple_agent" not in gym_block and "skip_verification" not in json.dumps(gym_block)
+    assert "resources_servers/genrm_compare/configs/genrm_compare.yaml" in gym_block["config_paths"]
+    assert gym_block["genrm_model_name"] == "Qwen/Qwen3-235B-A22B-Thinking-2507"
 
 
 def test_mopd_refuses_without_teacher(paper, tmp_path):
@@ -281,7 +286,7 @@ def test_unpinned_and_dirty_are_refused_pinned_renders_by_digest(paper, tmp_path
 
 
 def test_steps_null_is_refused(tmp_path):
-    cfg = load_config("paper", overrides=["mopd.is_seq_mask_threshold=2.0"])
+    cfg = load_config("paper", overrides=["mopd.is_seq_mask_threshold=2.0", "cluster.account=a", "cluster.partition=p"])
     with pytest.raises(ValueError, match="swe_rl.agentic.steps"):
         render_stage(cfg, RunDir(tmp_path / "r"), "swe_rl", allow_unpinned=True, allow_dirty=True)
 
@@ -330,16 +335,36 @@ def test_input_model_override_for_side_branch(paper, tmp_path):
 
 
 def test_inferred_environments_only_warn_about_agent_names(paper, tmp_path):
+    run = RunDir(tmp_path / "rows-lc")
+    data = run.path / "nemo_rl_data" / "long_context_rl"
+    data.mkdir(parents=True)
+    row = {"responses_create_params": {"input": [{"role": "user", "content": "hi"}]},
+           "agent_ref": {"type": "responses_api_agents", "name": "lc_judge_simple_agent"}}
+    for split in ("train", "validation"):
+        (data / f"{split}.jsonl").write_text(json.dumps(row) + "\n")
+    res = render_stage(paper, run, "long_context_rl", allow_unpinned=True, allow_dirty=True)
+    header = res.jobs[0].config_path.read_text().split("defaults:")[0]
+    assert "DEVIATION" in header and "lc_judge_simple_agent" in header
+
+
+def test_rlhf_rows_must_use_the_pinned_gym_agent(paper, tmp_path):
+    """genrm_compare.yaml (pinned Gym) defines genrm_simple_agent: rows naming the non-existent
+    genrm_compare_agent are refused; genrm_simple_agent rows pass."""
     run = RunDir(tmp_path / "rows-rlhf")
     data = run.path / "nemo_rl_data" / "rlhf"
     data.mkdir(parents=True)
     row = {"responses_create_params": {"input": [{"role": "user", "content": "hi"}]},
-           "agent_ref": {"type": "responses_api_agents", "name": "genrm_simple_agent"}}
+           "agent_ref": {"type": "responses_api_agents", "name": "genrm_compare_agent"}}
+    for split in ("train", "validation"):
+        (data / f"{split}.jsonl").write_text(json.dumps(row) + "\n")
+    with pytest.raises(ValueError, match="genrm_compare_agent"):
+        render_stage(paper, run, "rlhf", allow_unpinned=True, allow_dirty=True)
+    row["agent_ref"]["name"] = "genrm_simple_agent"
     for split in ("train", "validation"):
         (data / f"{split}.jsonl").write_text(json.dumps(row) + "\n")
     res = render_stage(paper, run, "rlhf", allow_unpinned=True, allow_dirty=True)
-    header = res.jobs[0].config_path.read_text().split("defaults:")[0]
-    assert "DEVIATION" in header and "genrm_simple_agent" in header
+    assert json.loads(res.provenance_path.read_text())["jobs"]["rlhf"]["data"]["agents"]["train"] == {
+        "genrm_simple_agent": 1}
 
 
 @pytest.mark.parametrize("override,message", [
@@ -348,7 +373,7 @@ def test_inferred_environments_only_warn_about_agent_names(paper, tmp_path):
     ("if_rl.max_response_tokens=49150", "49150 is not divisible by 16"),
 ])
 def test_bad_layouts_are_refused(tmp_path, override, message):
-    cfg = load_config("paper", overrides=[override])
+    cfg = load_config("paper", overrides=[override, "cluster.account=a", "cluster.partition=p"])
     with pytest.raises(ValueError, match=message):
         render_stage(cfg, RunDir(tmp_path / "bad"), "if_rl", allow_unpinned=True, allow_dirty=True)
 
@@ -359,15 +384,16 @@ def test_mopd_nodes_add_one_per_distinct_teacher(cascade):
     n_teachers = len(set(load_yaml(job.config_path)["on_policy_distillation"]["teacher_model_by_agent_name"].values()))
     assert n_teachers == 3          # SFT (math), ONE multi-domain teacher (IF, mcqa, tools, JSON), RLHF branch
     assert job.overrides["cluster.num_nodes"] == 13 + 3
-    assert "--nodes=16" in job.launch_path.read_text()
+    # + the GenRM's own nodes (RLHF rows are scored by genrm_simple_agent): served by Gym, not NeMo-RL's cluster
+    assert "--nodes=18" in job.launch_path.read_text()
     prov = json.loads(r["mopd"].provenance_path.read_text())["jobs"]["mopd"]
-    assert prov["nodes"] == 16 and prov["teacher_nodes"] == 3
+    assert prov["nodes"] == 18 and prov["teacher_nodes"] == 3 and prov["judge_nodes"] == 2
 
 
 def test_bad_mopd_layout_refused(tmp_path):
     cfg = load_config("paper", overrides=OVERRIDES + ["cluster.stages.mopd.nodes=6"])   # 6 - 5 generation = 1 node
     run = RunDir(tmp_path / "m")
-    for s in ("sft", "if_rl", "multi_domain_rl"):
+    for s in ("sft", "if_rl", "multi_domain_rl", "rlhf_branch"):
         run.write_manifest(s, {"status": "done"})
     from recipe.pipeline.teachers import record_scores
     record_scores(run, "if_rl", {d: 0.5 for d in ("instruction_following", "mcqa", "workplace_tools", "structured_output")})

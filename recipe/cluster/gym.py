@@ -9,9 +9,16 @@ every rendered header.
 
 MOPD (RECIPE.md §6): one teacher per example, chosen by the row's agent. ``teacher_map`` turns the run's
 ``teachers.json`` (``{domain: {"stage", "checkpoint", "score"}}``) and ``mopd.teacher_routing`` into
-``on_policy_distillation.teacher_model_by_agent_name``. Domains without a verifier in MOPD (RLHF, code) use the
-replication's pass-through agents ``rlhf_opd_simple_agent`` / ``code_opd_simple_agent`` (simple_agent with
-``skip_verification: true``; yifu/mopd_cascade branch, not in v0.7.0's YAML).
+``on_policy_distillation.teacher_model_by_agent_name``. Every MOPD row is routed through an agent the pinned Gym
+really defines: RLHF prompts go to ``genrm_simple_agent`` (``genrm_compare.yaml``), whose agent name maps to the RLHF
+teacher. The replication's ``rlhf_opd_simple_agent`` relied on ``skip_verification``, which exists only on a Gym
+branch, not at the commit v0.7.0 pins: Gym ignores the unknown key, so those rows would fall through to
+``math_with_judge`` and be rejected (issue 14 item 2). The GenRM is therefore served in MOPD too (its reward is
+computed and unused by the ``opd`` advantage).
+
+Judges (RECIPE.md §4: GenRM Qwen3-235B-A22B-Thinking-2507 for RLHF, Qwen3-235B-A22B-Instruct-2507 for long
+context, GPT-OSS-120B for agentless SWE) are configured models (``cluster.judges``) served by Gym on its own GPU
+nodes (``env.nemo_gym.num_gpu_nodes``, as NVIDIA's ``nemotron-3-super/stage3_rlhf.yaml`` does), never the policy.
 """
 from __future__ import annotations
 
@@ -45,10 +52,11 @@ DOMAIN_GYM: dict[str, GymEnv] = {
     "structured_output": GymEnv("resources_servers/structured_outputs/configs/structured_outputs_json.yaml",
                                 "structured_outputs_simple_agent", True, "structured_outputs"),
     "code": GymEnv("resources_servers/code_gen/configs/code_gen.yaml", "code_gen_simple_agent", True, "code_gen"),
-    # RLHF / long-context: agent names as in Gym's own example rows (../shared/fixtures/real/nemo_gym);
-    # config file names [inferred] from the server directories (NEMO_RL.md §3.1).
+    # RLHF: genrm_compare.yaml at the pinned Gym defines genrm_simple_agent (and _reasoning_off); NVIDIA wires it
+    # in examples/nemo_gym/nemotron-3-super/stage3_rlhf.yaml (server block key genrm_compare_resources_server).
     "rlhf": GymEnv("resources_servers/genrm_compare/configs/genrm_compare.yaml",
-                   "genrm_compare_agent", False, "genrm_compare"),
+                   "genrm_simple_agent", True, "genrm_compare_resources_server"),
+    # long context: Gym's equivalence LLM judge; config name [inferred] (NEMO_RL.md §3.1), judge = cluster.judges
     "long_context": GymEnv("resources_servers/equivalence_llm_judge/configs/equivalence_llm_judge.yaml",
                            "equivalence_llm_judge_simple_agent", False, "equivalence_llm_judge"),
 }
@@ -60,24 +68,21 @@ PHASE_GYM: dict[str, dict[str, GymEnv]] = {
                                 "swerl_llm_judge_simple_agent", False, "swerl_llm_judge")},
     # execution-based agentic (OpenHands): the agent config file is Gym's; the training agent name is [inferred]
     "agentic": {"swe": GymEnv("responses_api_agents/swe_agents/configs/swebench_openhands_training.yaml",
-                              "swe_agents_train", False, "swe_agents")},
+                              "swe_agents_train", True, "swe_agents")},  # in NVIDIA's prefetch_super_all_envs.yaml
 }
 
-# MOPD pass-through agents for domains scored by no verifier (replication config, NEMO_RL.md §5).
-MOPD_PASSTHROUGH = {"rlhf": "rlhf_opd_simple_agent", "code": "code_opd_simple_agent"}
+# Which configured judge (cluster.judges.<name>) a domain / SWE phase needs, and how it is wired into Gym.
+DOMAIN_JUDGE = {"rlhf": "genrm", "long_context": "long_context_judge"}
+PHASE_JUDGE = {"agentless": "swe_judge"}
+# Gym's swe_agents marks container_formatter and dataset_path mandatory ('???'); both agent instances of
+# swebench_openhands_training.yaml need them (NVIDIA's prefetch_super_all_envs.yaml sets dummies for the dry run).
+SWE_AGENT_INSTANCES = ("swe_agents_train", "swe_agents_val")
 
 # Server overrides NVIDIA's grpo_nanov3.yaml sets for servers we use (kept so the merge result is explicit).
 SERVER_OVERRIDES: dict[str, dict[str, Any]] = {
     "math_with_judge": {"resources_servers": {"math_with_judge": {
         "judge_model_server": {"name": "policy_model"}, "should_use_judge": False}}},
 }
-
-
-def _passthrough_block(resources_server: str) -> dict[str, Any]:
-    return {"responses_api_agents": {"simple_agent": {
-        "entrypoint": "app.py", "skip_verification": True,
-        "model_server": {"type": "responses_api_models", "name": "policy_model"},
-        "resources_server": {"type": "resources_servers", "name": resources_server}}}}
 
 
 def _table(phase: str | None) -> dict[str, GymEnv]:
@@ -93,17 +98,22 @@ def envs_for(domains: list[str], *, mopd: bool = False, phase: str | None = None
                          f"(add one to recipe.cluster.gym.DOMAIN_GYM or PHASE_GYM)")
     out = []
     for d in domains:
-        if mopd and d in MOPD_PASSTHROUGH:
-            continue  # served by a pass-through agent, no resources server of its own
         if table[d] not in out:
             out.append(table[d])
     return out
 
 
-def agent_for(domain: str, *, mopd: bool, phase: str | None = None) -> str:
-    if mopd and domain in MOPD_PASSTHROUGH:
-        return MOPD_PASSTHROUGH[domain]
+def agent_for(domain: str, *, mopd: bool = False, phase: str | None = None) -> str:
+    """The Gym agent that serves ``domain`` (the same in MOPD: no pass-through agents at the pinned Gym)."""
     return _table(phase)[domain].agent
+
+
+def judges_for(domains: list[str], phase: str | None = None) -> list[str]:
+    """Names of the configured judges (``cluster.judges``) a job needs, in a stable order."""
+    out = [DOMAIN_JUDGE[d] for d in domains if d in DOMAIN_JUDGE]
+    if phase in PHASE_JUDGE:
+        out.append(PHASE_JUDGE[phase])
+    return list(dict.fromkeys(out))
 
 
 def check_rows(path: Path, expected_agents: set[str], *, strict: bool = True) -> tuple[dict[str, int], list[str]]:
@@ -142,18 +152,74 @@ def check_rows(path: Path, expected_agents: set[str], *, strict: bool = True) ->
     return counts, warnings
 
 
+def _serve_kwargs(j) -> dict[str, Any]:
+    return {"tensor_parallel_size": j.tensor, "data_parallel_size": j.data_parallel, "pipeline_parallel_size": 1}
+
+
+def judge_blocks(judges: dict[str, Any], *, policy_model: str, section: Any = None,
+                 generations_per_prompt: int | None = None) -> dict[str, Any]:
+    """``env.nemo_gym`` entries that serve and wire the configured judges; refuses an unset judge or the policy.
+
+    * ``genrm``: ``genrm_model_name`` (genrm_compare.yaml's ``model: ${genrm_model_name}``), the ``genrm_model``
+      server's vLLM layout, and the ``genrm_compare`` settings NVIDIA's stage3_rlhf.yaml sets (rollouts per prompt
+      = generations per prompt, sampling of the judge, quality gate / bonus).
+    * LLM judges: a ``judge_model`` server (Gym's ``local_vllm_model``, the type NVIDIA's prefetch config bakes for
+      GPU judges) and ``judge_model_name``; ``equivalence_llm_judge``'s ``judge_model_server`` points at it (its
+      config defaults to ``policy_model``).
+    """
+    out: dict[str, Any] = {}
+    for name, j in judges.items():
+        if not j.model:
+            raise ValueError(f"cluster.judges.{name}.model is not set: this stage needs its judge model "
+                             f"(RECIPE.md §4); set it in profiles/<profile>/cluster.yaml or with "
+                             f"--set cluster.judges.{name}.model=<HF id>")
+        if j.model == policy_model:
+            raise ValueError(f"cluster.judges.{name}.model is the policy model {policy_model!r}: the paper's judges are "
+                             f"separate models (RECIPE.md §4)")
+        if name == "genrm":
+            out["genrm_model_name"] = j.model
+            out["genrm_model"] = {"responses_api_models": {"genrm_model": {"vllm_serve_kwargs": _serve_kwargs(j)}}}
+            gs: dict[str, Any] = {}
+            if generations_per_prompt:
+                gs["num_rollouts_per_prompt"] = generations_per_prompt
+            jc = getattr(section, "judge", None)
+            if jc is not None:
+                gs["genrm_responses_create_params"] = {"max_output_tokens": jc.genrm_max_output_tokens,
+                                                       "temperature": jc.genrm_temperature, "top_p": jc.genrm_top_p}
+                gs["top_percentile"] = jc.top_percentile
+                gs["answer_bonus"] = jc.answer_bonus
+            out["genrm_compare_resources_server"] = {"resources_servers": {"genrm_compare": gs}}
+        else:
+            out["judge_model_name"] = j.model
+            out["judge_model"] = {"responses_api_models": {"local_vllm_model": {
+                "entrypoint": "app.py", "model": j.model, "return_token_id_information": False,
+                "uses_reasoning_parser": j.reasoning, "vllm_serve_kwargs": _serve_kwargs(j),
+                "vllm_serve_env_vars": {}}}}
+            if name == "long_context_judge":
+                out["equivalence_llm_judge"] = {"resources_servers": {"equivalence_llm_judge": {
+                    "judge_model_server": {"type": "responses_api_models", "name": "judge_model"}}}}
+    if judges:
+        out["num_gpu_nodes"] = sum(j.nodes for j in judges.values())
+    return out
+
+
+def swe_agent_blocks(container_formatter: str | None, dataset_paths: dict[str, str]) -> dict[str, Any]:
+    """``swe_agents_train`` / ``swe_agents_val`` with Gym's mandatory ``container_formatter`` and ``dataset_path``."""
+    if not container_formatter:
+        raise ValueError("cluster.swe.container_formatter is not set: Gym's swe_agents needs the container image "
+                         "pattern of the SWE task sandboxes (mandatory '???' in swebench_openhands_training.yaml)")
+    return {inst: {"responses_api_agents": {"swe_agents": {"container_formatter": container_formatter,
+                                                           "dataset_path": dataset_paths[split]}}}
+            for inst, split in zip(SWE_AGENT_INSTANCES, ("train", "validation"))}
+
+
 def gym_overrides(domains: list[str], *, mopd: bool, phase: str | None = None) -> dict[str, Any]:
-    """``env.*`` keys (nested) for a stage: Gym on, config paths, server overrides, MOPD pass-through agents."""
+    """``env.*`` keys (nested) for a stage: Gym on, config paths, server overrides."""
     envs = envs_for(domains, mopd=mopd, phase=phase)
     nemo_gym: dict[str, Any] = {"config_paths": [VLLM_FOR_TRAINING] + [e.config_path for e in envs]}
     for e in envs:
         if e.server in SERVER_OVERRIDES:
             nemo_gym[e.server] = SERVER_OVERRIDES[e.server]
-    if mopd:
-        anchor = envs[0].server if envs else "math_with_judge"
-        for d in domains:
-            if d in MOPD_PASSTHROUGH:
-                nemo_gym[MOPD_PASSTHROUGH[d]] = _passthrough_block(anchor)
     return {"should_use_nemo_gym": True, "nemo_gym": nemo_gym}
 
 
@@ -218,7 +284,17 @@ def prefetch_config(domains: list[str]) -> dict[str, Any]:
     if missing:
         raise ValueError(f"no NeMo-Gym environment for domain(s) {missing}")
     paths = [VLLM_FOR_TRAINING] + sorted({e.config_path for e in envs})
-    return {"env": {"should_use_nemo_gym": True, "nemo_gym": {"config_paths": paths}}}
+    nemo_gym: dict[str, Any] = {"config_paths": paths}
+    # Dummy interpolation values for the bundled configs during the venv dry run, as NVIDIA's
+    # examples/nemo_gym/prefetch_super_all_envs.yaml sets them (genrm_compare.yaml reads ${genrm_model_name};
+    # swe_agents marks container_formatter / dataset_path mandatory).
+    nemo_gym["genrm_model_name"] = "dummy-genrm"
+    nemo_gym["judge_model_name"] = "dummy-judge"
+    if any(e.server == "swe_agents" for e in envs):
+        for inst in SWE_AGENT_INSTANCES:
+            nemo_gym[inst] = {"responses_api_agents": {"swe_agents": {"container_formatter": "dummy",
+                                                                      "dataset_path": "/dev/null"}}}
+    return {"env": {"should_use_nemo_gym": True, "nemo_gym": nemo_gym}}
 
 
 PREFETCH_HEADER = ("# Generated by `python -m recipe.cluster.gym` from prefetch_config(paper domains.names); do not edit.\n"

@@ -72,15 +72,14 @@ def _s_total(_, s):
 
 def _reward_shaping(v, s):
     # NeMo-RL ProRLv2 "stop properly" shaping: coefficient 0 gives truncated (no-EOS) responses reward 0
-    # (IF-RL: "unfinished -> reward 0", RECIPE.md §4.1). It takes precedence over DAPO buffer shaping in
-    # nemo_rl/algorithms/reward_functions.py, whose knobs are nulled so NeMo-RL does not warn about them.
+    # (IF-RL: "unfinished -> reward 0", RECIPE.md §4.1); it takes precedence over DAPO buffer shaping in
+    # nemo_rl/algorithms/reward_functions.py. The DAPO knobs (overlong_buffer_length/_penalty, max_response_length)
+    # are NotRequired numbers in v0.7.0's RewardShapingConfig: they are left out, never written as null (the base,
+    # grpo_nanov3.yaml, has none of them).
     if not v:
         return {"grpo.reward_shaping.enabled": False}
     return {"grpo.reward_shaping.enabled": True,
-            "grpo.reward_shaping.stop_properly_penalty_coef": 0.0,
-            "grpo.reward_shaping.overlong_buffer_length": None,
-            "grpo.reward_shaping.overlong_buffer_penalty": None,
-            "grpo.reward_shaping.max_response_length": None}  # DAPO-only knobs; NeMo-RL warns if set
+            "grpo.reward_shaping.stop_properly_penalty_coef": 0.0}
 
 
 def _require_steps(v):

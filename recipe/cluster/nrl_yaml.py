@@ -4,16 +4,16 @@ NeMo-RL (``nemo_rl/utils/config.py`` at v0.7.0) reads YAML with OmegaConf, resol
 key (one path or a list, relative to the file that holds it; ``/``-absolute paths as is), merges parents in
 order and the child last (mappings deep-merge, lists and scalars are replaced whole, a mapping carrying
 ``_override_: true`` replaces instead of merging), then resolves ``${...}`` interpolations with the resolvers
-``mul``, ``div``, ``max`` (plus OmegaConf's ``oc.env``). These rules are listed in
+``mul``, ``div``, ``max`` (plus OmegaConf's ``oc.env``); ``_override_`` is honoured on top-level keys only. These rules are listed in
 ``../shared/fixtures/nemo_rl_configs/README.md``; this module re-implements exactly them so that the rendered
 configs can be checked on a machine where NeMo-RL cannot be installed. OmegaConf itself is not used because
 its pinned ANTLR runtime (4.9) conflicts with the one math-verify needs (4.13).
 
 Covered: OmegaConf's YAML float rule (``1e-5`` is a float, PyYAML alone reads a string), ``<<`` merge keys,
 absolute and relative (``${..x}``) references, nested resolvers, string interpolation
-(``"tb-${a.b}"``), ``defaults:`` chains, ``_override_``. Not covered: OmegaConf struct-mode errors on
-command-line overrides, custom resolvers added after v0.7.0 (e.g. ``add``: loading such a file raises, as the
-v0.7.0 loader would), ``???`` missing values.
+(``"tb-${a.b}"``), ``defaults:`` chains, top-level ``_override_``. Not covered: OmegaConf struct-mode errors
+on command-line overrides, custom resolvers added after v0.7.0 (e.g. ``add``: loading such a file raises, as the
+v0.7.0 loader would). ``???`` values load as the string; ``recipe.cluster.validate`` refuses them.
 """
 from __future__ import annotations
 
@@ -81,19 +81,32 @@ def dump_yaml(obj: Any) -> str:
     return yaml.dump(obj, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=120)
 
 
-def merge(base: Any, child: Any) -> Any:
-    """OmegaConf.merge semantics used by NeMo-RL: child wins, mappings deep-merge, ``_override_`` replaces."""
+def _deep_merge(base: Any, child: Any) -> Any:
+    """OmegaConf.merge: child wins, mappings deep-merge, lists and scalars are replaced whole."""
     if isinstance(child, Mapping):
-        child = dict(child)
-        if child.pop("_override_", False):
-            return {k: merge(None, v) for k, v in child.items()}
         if not isinstance(base, Mapping):
-            return {k: merge(None, v) for k, v in child.items()}
+            return {k: _deep_merge(None, v) for k, v in child.items()}
         out = {k: copy.deepcopy(v) for k, v in base.items()}
         for k, v in child.items():
-            out[k] = merge(out.get(k), v)
+            out[k] = _deep_merge(out.get(k), v)
         return out
     return copy.deepcopy(child)
+
+
+def merge(base: Any, child: Any) -> Any:
+    """NeMo-RL v0.7.0's ``merge_with_override`` (``nemo_rl/utils/config.py``): a *top-level* mapping of the child
+    holding ``_override_: true`` replaces the parent's mapping (marker removed); everything else is OmegaConf.merge.
+    ``_override_`` deeper down is NOT honoured there: it stays an ordinary key and the mapping deep-merges, so
+    this function keeps it too (the validator then reports it)."""
+    if not isinstance(child, Mapping):
+        return copy.deepcopy(child)
+    base = dict(base) if isinstance(base, Mapping) else {}
+    child = dict(child)
+    for key, val in list(child.items()):
+        if isinstance(val, Mapping) and val.get("_override_", False):
+            child[key] = {k: v for k, v in val.items() if k != "_override_"}
+            base.pop(key, None)
+    return _deep_merge(base, child)
 
 
 PathResolver = Callable[[Path, str], Path]

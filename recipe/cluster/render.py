@@ -107,6 +107,14 @@ def previous_output(run: RunDir, stage: str, cfg=None) -> Path:
     return run.checkpoint_dir(STAGE_PLAN[i - 1])
 
 
+def require_slurm_target(cl) -> None:
+    missing = [k for k in ("account", "partition") if not getattr(cl, k)]
+    if missing:
+        raise ValueError(f"cluster.{' and cluster.'.join(missing)} not set: Slurm jobs need them (no placeholder is "
+                         f"written). Pass e.g. --set cluster.account=<acct> --set cluster.partition=<part>, or set "
+                         f"them in a site profile")
+
+
 def render_stage(cfg, run: RunDir, stage: str, *, out: Optional[Path] = None, allow_unpinned: bool = False,
                  allow_dirty: bool = False, project_root: Path = provenance.PROJECT_ROOT,
                  apply_resume: bool = True, input_model: Optional[str] = None) -> RenderResult:
@@ -119,6 +127,7 @@ def render_stage(cfg, run: RunDir, stage: str, *, out: Optional[Path] = None, al
         raise RuntimeError(f"{run.manifest_path(stage)} says {stage} is done; render into a new run id instead of "
                            f"overwriting a finished stage")
     cl = cfg.cluster
+    require_slurm_target(cl)
     lock_path = project_root / cl.container.lock_file
     lock = read_lock(lock_path)
     warnings = require_pinned(lock, lock_path, allow_unpinned=allow_unpinned)
@@ -150,6 +159,8 @@ def render_stage(cfg, run: RunDir, stage: str, *, out: Optional[Path] = None, al
     input_revision = cfg.model.revision if (stage == "sft" and input_model is None) else None
     input_model = input_model or chained
     for job_name, section, res_key in _jobs_of(cfg, stage):
+        judges: dict[str, Any] = {}
+        n_judge_nodes = 0
         kind = stage_kind(stage, getattr(section, "advantage_estimator", None))
         res = cl.resources(res_key)
         phase = job_name.removeprefix(f"{stage}_") if job_name != stage else None
@@ -185,19 +196,44 @@ def render_stage(cfg, run: RunDir, stage: str, *, out: Optional[Path] = None, al
             write_text_atomic(template_path, CHAT_TEMPLATE.strip() + "\n")
             flat["policy.tokenizer.chat_template"] = str(template_path)
             nested = nest(flat)
+            # v0.7.0 honours _override_ on top-level keys only (nemo_rl/utils/config.py), so the whole data block
+            # replaces sft.yaml's (SQuAD) block; its other keys are restated with sft.yaml's values.
+            split_block = {"dataset_name": "openai_format", "chat_key": "messages", "tool_key": "tools",
+                           "use_preserving_dataset": True}
             nested["data"] = {
-                "train": {"_override_": True, "dataset_name": "openai_format", "data_path": dpaths["train"],
-                          "chat_key": "messages", "tool_key": "tools", "use_preserving_dataset": True},
-                "validation": {"_override_": True, "dataset_name": "openai_format",
-                               "data_path": dpaths["validation"], "chat_key": "messages", "tool_key": "tools",
-                               "use_preserving_dataset": True},
-                **nested.get("data", {}),
+                "_override_": True,
+                "max_input_seq_length": flat["policy.max_total_sequence_length"], "shuffle": True, "num_workers": 1,
+                "add_bos": True, "add_eos": True, "add_generation_prompt": False,
+                "default": {"processor": "sft_processor", "prompt_file": None, "system_prompt_file": None},
+                "train": {**split_block, "data_path": dpaths["train"]},
+                "validation": {**split_block, "data_path": dpaths["validation"]},
+                **{k: v for k, v in nested.get("data", {}).items()},
             }
         else:
             mopd = kind == "mopd"
             nested.setdefault("data", {}).update({"train": {"data_path": dpaths["train"]},
                                                   "validation": {"data_path": dpaths["validation"]}})
             nested["env"] = gym.gym_overrides(section.domains, mopd=mopd, phase=phase)
+            judge_names = gym.judges_for(section.domains, phase)
+            missing_j = [j for j in judge_names if j not in cl.judges]
+            if missing_j:
+                raise ValueError(f"{job_name} needs judge(s) {missing_j}: add cluster.judges.<name> (model, nodes, "
+                                 f"tensor, data_parallel) to profiles/<profile>/cluster.yaml")
+            judges = {j: cl.judges[j] for j in judge_names}
+            nested["env"]["nemo_gym"].update(gym.judge_blocks(
+                judges, policy_model=input_model, section=section,
+                generations_per_prompt=getattr(section, "generations_per_prompt", None)))
+            n_judge_nodes = sum(j.nodes for j in judges.values())
+            if "genrm" in judges and getattr(getattr(section, "judge", None), "comparison_strategy", None) not in (None, "circular"):
+                deviations.append(f"judge.comparison_strategy={section.judge.comparison_strategy}: Gym genrm_compare is "
+                                  f"left at its configured strategy (NVIDIA's stage3_rlhf.yaml: circular); the paper "
+                                  f"compares all pairs")
+            if phase == "agentless":
+                deviations.append("swerl_llm_judge (stored Gym commit) scores by the <solution> choice and has no "
+                                  "judge_model_server key: the configured swe_judge is served, but whether the pinned "
+                                  "Gym's server consults it must be checked on the cluster")
+            if phase == "agentic":
+                nested["env"]["nemo_gym"].update(gym.swe_agent_blocks(cl.swe_container_formatter, dpaths))
             for p in gym.unverified(section.domains if not mopd else [], phase):
                 deviations.append(f"Gym server config {p} is NEMO_RL.md §3.1's [inferred] choice, not in NVIDIA's "
                                   f"v0.7.0 configs")
@@ -225,7 +261,7 @@ def render_stage(cfg, run: RunDir, stage: str, *, out: Optional[Path] = None, al
             n_teacher_nodes = len(set(nested["on_policy_distillation"]["teacher_model_by_agent_name"].values())) \
                 * res.teachers.nodes_per_teacher
             nested["cluster"]["num_nodes"] = flat["cluster.num_nodes"] = res.nodes + n_teacher_nodes
-        total_nodes = res.nodes + n_teacher_nodes
+        total_nodes = res.nodes + n_teacher_nodes + n_judge_nodes
         shape = validate.shape_problems(flat, res, policy_nodes=res.nodes - (res.generation_nodes or 0))
         if shape:
             raise ValueError(f"cluster.stages.{res_key}: " + "; ".join(shape))
@@ -266,7 +302,8 @@ def render_stage(cfg, run: RunDir, stage: str, *, out: Optional[Path] = None, al
                                                                    "moved_aside": plan.moved_aside},
             "hf_checkpoint": str(hf_out), "data": {**provenance.data_revisions(data_dir), "agents": agent_counts},
             "deviations": deviations,
-            "nodes": total_nodes, "teacher_nodes": n_teacher_nodes, "gpus_per_node": res.gpus_per_node, "time_limit": time_limit,
+            "nodes": total_nodes, "teacher_nodes": n_teacher_nodes, "judge_nodes": n_judge_nodes,
+            "judges": {k: v.model_dump() for k, v in judges.items()}, "gpus_per_node": res.gpus_per_node, "time_limit": time_limit,
         }
         input_model, input_revision = str(hf_out), None  # SWE agentic continues from agentless
 

@@ -61,12 +61,11 @@ def launch_script(s: LaunchSpec) -> str:
         f"uv run python {s.entry_point} --config {q(s.config_path)}",
         f"bash {q(s.convert_script)}",
     ])
+    if not s.account or not s.partition:
+        raise ValueError("launch script needs a Slurm account and partition (cluster.account / cluster.partition)")
     sbatch_args = [f"--job-name={s.job_name}", f"--nodes={s.nodes}", f"--gres=gpu:{s.gpus_per_node}",
-                   f"--time={s.time_limit}", "--dependency=singleton", "--exclusive"]
-    if s.account:
-        sbatch_args.append(f"--account={s.account}")
-    if s.partition:
-        sbatch_args.append(f"--partition={s.partition}")
+                   f"--time={s.time_limit}", "--dependency=singleton", "--exclusive",
+                   f"--account={s.account}", f"--partition={s.partition}"]
     env_lines = "".join(f"export {k}={q(v)}\n" for k, v in s.env.items())
     req = "".join(f': "${{{v}:?export {v} before launching (see docs/RUN_AT_SCALE.md)}}"\n' for v in s.requires_env)
     return f"""#!/usr/bin/env bash
@@ -82,7 +81,8 @@ if [ "$have_commit" != {q(RELEASE_COMMIT)} ]; then
   exit 1
 fi
 {req}export CONTAINER={q(s.container)}
-export MOUNTS={q(",".join(s.mounts))}
+# the submit directory is mounted as NeMo-RL's cluster docs do (MOUNTS="$PWD:$PWD,...")
+export MOUNTS="$PWD:$PWD",{q(",".join(s.mounts))}
 export BASE_LOG_DIR={q(s.log_dir)}
 {env_lines}export COMMAND={q(command)}
 mkdir -p "$BASE_LOG_DIR"

@@ -25,7 +25,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from recipe.cluster.gym import DOMAIN_GYM, MOPD_PASSTHROUGH, PHASE_GYM
+from recipe.cluster.gym import DOMAIN_GYM, PHASE_GYM
 from recipe.cluster.resume import step_dirs
 from recipe.runs.layout import RunDir, write_text_atomic
 
@@ -83,8 +83,6 @@ def _domain_scores(scalars: dict[int, dict[str, float]], domains: list[str]) -> 
     for d in domains:
         agents = {DOMAIN_GYM[d].agent} if d in DOMAIN_GYM else set()
         agents |= {t[d].agent for t in PHASE_GYM.values() if d in t}
-        if d in MOPD_PASSTHROUGH:
-            agents.add(MOPD_PASSTHROUGH[d])
         t = pick([t for t in tags if any(f"/{a}/" in t for a in agents)])
         if t:
             scores[d] = tags[t]

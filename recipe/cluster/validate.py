@@ -1,4 +1,4 @@
-"""Checks of rendered NeMo-RL configs against the pinned release's own YAML files.
+"""Checks of rendered NeMo-RL configs against the pinned release (its config classes and its own YAML files).
 
 Used by the tests (with ../shared/fixtures/nemo_rl_configs/v0.7.0 as the release tree) and by
 ``config_diff`` / ``recipe cluster render --check`` where a NeMo-RL checkout is available. Three checks:
@@ -8,21 +8,27 @@ Used by the tests (with ../shared/fixtures/nemo_rl_configs/v0.7.0 as the release
    fixtures README), or in the v0.7.0 ``on_policy_distillation`` schema, or in a documented free-form map;
 2. the rendered file loads with the release's ``defaults:`` rules (parent = the base config inside the image)
    and every ``${...}`` resolves;
-3. after that merge every value we set is the value in the final config (no parent or interpolation hides it).
+3. after that merge every value we set is the value in the final config (no parent or interpolation hides it);
+4. types: every key of the merged, resolved config that v0.7.0's config classes type (``recipe.cluster.nrl_schema``,
+   transcribed from the v0.7.0 source) has a value of that type, and every rendered key outside that table has the
+   type of the release's own example value (a ``null`` where v0.7.0 wants a number is refused, issue 14 item 1);
+5. no unresolved ``???`` anywhere (OmegaConf's mandatory marker: NeMo-Gym fails when a server reads it);
+6. no ``_override_`` below the top level: v0.7.0 honours it on top-level keys only, so a nested marker would leave
+   the parent's keys merged in unseen.
 """
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Iterable
 
-from recipe.cluster.nrl_yaml import flatten_keys, get_path, load_with_defaults, resolve
+from recipe.cluster import nrl_schema
+from recipe.cluster.nrl_yaml import flatten_keys, get_path, load_with_defaults, load_yaml, resolve
 from recipe.cluster.release import OPD_SCHEMA_KEYS, ReleaseTree
 
 # Keys under these prefixes are free-form maps (agent names, Gym server blocks) rather than schema keys.
+# (NeMo-Gym's env.nemo_gym block is free-form too: nrl_schema.OPEN_PREFIXES.)
 FREE_FORM_PREFIXES = (
     "on_policy_distillation.teacher_model_by_agent_name.",
-    "env.nemo_gym.rlhf_opd_simple_agent.",   # replication's pass-through agents (yifu/mopd_cascade branch)
-    "env.nemo_gym.code_opd_simple_agent.",
     "policy.tokenizer.chat_template_kwargs.",  # kwargs for the chat template (null in the release; its comment
                                                 # names enable_thinking=true as the example)
 )
@@ -48,11 +54,58 @@ def release_keys(tree: ReleaseTree) -> set[str]:
     return keys
 
 
+def release_types(tree: ReleaseTree) -> dict[str, set[str]]:
+    """Dotted key -> the kinds (``nrl_schema.kind_of``) of its values across the release's resolved example configs."""
+    out: dict[str, set[str]] = {}
+    for orig in tree.available_configs():
+        for k, v in flatten_keys(resolve(tree.load(orig), env={"HF_HOME": "/hf"})).items():
+            out.setdefault(k, set()).add(nrl_schema.kind_of(v))
+    return out
+
+
+def _open(key: str) -> bool:
+    return any(key.startswith(p) for p in nrl_schema.OPEN_PREFIXES)
+
+
+def type_problems(resolved: dict, rendered_keys: Iterable[str] = (),
+                  release: dict[str, set[str]] | None = None) -> list[str]:
+    """Type errors of a merged + resolved NeMo-RL config (checks 4-6 of the module doc); empty = valid."""
+    out: list[str] = []
+    flat = flatten_keys(resolved)
+    for key, val in flat.items():
+        if isinstance(val, str) and val.strip() == nrl_schema.MISSING:
+            out.append(f"{key}: unresolved '???' (a mandatory value nobody set)")
+        parts = key.split(".")
+        if "_override_" in parts[1:]:
+            out.append(f"{key}: _override_ below the top level is not honoured by NeMo-RL v0.7.0 "
+                       f"(nemo_rl/utils/config.py merges that mapping into the parent's instead of replacing it)")
+    # a key of the schema may be a leaf or a mapping/null: look it up in the nested config
+    for key, spec in nrl_schema.SCHEMA.items():
+        try:
+            val = get_path(resolved, key)
+        except KeyError:
+            continue  # NotRequired, or required but supplied by code paths we do not render
+        if not nrl_schema.type_ok(val, spec):
+            out.append(f"{key}: {val!r} ({type(val).__name__}) is not {spec} (NeMo-RL v0.7.0 config classes)")
+    if release is not None:
+        for key in rendered_keys:
+            key = key.replace("._override_", "")
+            if key in nrl_schema.SCHEMA or _open(key) or key not in flat:
+                continue
+            have = nrl_schema.kind_of(flat[key])
+            kinds = release.get(key)
+            if not kinds or "None" in kinds or have in kinds:
+                continue
+            out.append(f"{key}: {flat[key]!r} is a {have}, the release's configs have {sorted(kinds)}")
+    return out
+
+
 def unknown_keys(flat: dict[str, Any], known: set[str]) -> list[str]:
     bad = []
     for k in flat:
         k = k.replace("._override_", "")
-        if k in known or k in OPD_SCHEMA_KEYS or k in DOC_KEYS or any(k.startswith(p) for p in FREE_FORM_PREFIXES):
+        if (k in known or k in OPD_SCHEMA_KEYS or k in DOC_KEYS or any(k.startswith(p) for p in FREE_FORM_PREFIXES)
+                or _open(k)):
             continue
         bad.append(k)
     return sorted(bad)
@@ -105,18 +158,28 @@ def config_diff_text(rendered: Path, base_original: str, ours: dict[str, Any], t
 def check_render(jobs, tree: ReleaseTree) -> list[str]:
     """All problems of rendered jobs (``RenderResult.jobs``) against a release tree; empty = valid."""
     known = release_keys(tree)
+    types = release_types(tree)
     problems: list[str] = []
     for job in jobs:
-        from recipe.cluster.nrl_yaml import load_yaml
+        problems += [f"{job.name}: {p}" for p in check_file(job.config_path, tree, known=known, types=types,
+                                                             expected=job.overrides)]
+    return problems
 
-        flat = flatten_keys({k: v for k, v in load_yaml(job.config_path).items() if k != "defaults"})
-        problems += [f"{job.name}: {k}: not a key of NeMo-RL's release configs" for k in unknown_keys(flat, known)]
-        try:
-            cfg = load_rendered(job.config_path, tree)
-        except Exception as e:  # noqa: BLE001 - reported, not hidden
-            problems.append(f"{job.name}: does not load with the release's defaults: {e}")
-            continue
-        problems += [f"{job.name}: {m}" for m in value_mismatches(cfg, job.overrides)]
+
+def check_file(path: Path, tree: ReleaseTree, *, known: set[str] | None = None,
+               types: dict[str, set[str]] | None = None, expected: dict[str, Any] | None = None,
+               env: dict[str, str] | None = None) -> list[str]:
+    """Every check of the module doc for one NeMo-RL YAML (ours or the release's own); empty = valid."""
+    known = release_keys(tree) if known is None else known
+    types = release_types(tree) if types is None else types
+    flat = flatten_keys({k: v for k, v in load_yaml(Path(path)).items() if k != "defaults"})
+    problems = [f"{k}: not a key of NeMo-RL's release configs" for k in unknown_keys(flat, known)]
+    try:
+        cfg = load_rendered(Path(path), tree, env=env)
+    except Exception as e:  # noqa: BLE001 - reported, not hidden
+        return problems + [f"does not load with the release's defaults: {e}"]
+    problems += value_mismatches(cfg, expected or {})
+    problems += type_problems(cfg, flat, types)
     return problems
 
 

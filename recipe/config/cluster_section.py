@@ -83,11 +83,30 @@ class StageResources(_S):
         return v
 
 
+class JudgeSpec(_S):
+    """A judge model served by NeMo-Gym on its own GPU nodes for the stages that need it (RECIPE.md §4)."""
+
+    model: Optional[str] = Field(None, description="HF id of the judge; rendering refuses a stage that needs it while "
+                                                   "unset (the judge never defaults to the policy).")
+    nodes: int = Field(1, ge=1, description="Nodes added to the job's sbatch for this judge (env.nemo_gym.num_gpu_nodes).")
+    tensor: int = Field(8, ge=1, description="vLLM tensor-parallel size of one judge replica.")
+    data_parallel: int = Field(1, ge=1, description="vLLM data-parallel replicas.")
+    reasoning: bool = Field(False, description="The judge emits reasoning (Gym uses_reasoning_parser).")
+    source: str = Field("", description="Where the model choice comes from.")
+
+    @model_validator(mode="after")
+    def _fits(self):
+        if self.tensor * self.data_parallel > self.nodes * 8:
+            raise ValueError(f"judge {self.model}: TP{self.tensor} x DP{self.data_parallel} GPUs do not fit on "
+                             f"{self.nodes} node(s) of 8 GPUs")
+        return self
+
+
 class ClusterSection(_S):
     nemo_rl_release: str = Field("v0.7.0", description="NeMo-RL git tag the configs are rendered for.")
     container: ContainerSpec = Field(default_factory=ContainerSpec)
-    account: Optional[str] = Field(None, description="Slurm --account (None: omitted).")
-    partition: Optional[str] = Field(None, description="Slurm --partition (None: omitted).")
+    account: Optional[str] = Field(None, description="Slurm --account; rendering refuses while unset.")
+    partition: Optional[str] = Field(None, description="Slurm --partition; rendering refuses while unset.")
     time_limit: str = Field("04:00:00", description="Default Slurm --time per job segment.")
     checkpoint_must_save_by_margin_min: int = Field(
         20, ge=1, description="NeMo-RL checkpoint_must_save_by = time limit minus this many minutes "
@@ -104,6 +123,11 @@ class ClusterSection(_S):
     branches: dict[str, str] = Field(
         default_factory=dict, description="MOPD teacher slots 'branch:<name>': name -> converted HF checkpoint of a side "
                                           "branch run (e.g. rlhf_from_sft: the RLHF recipe applied to the SFT checkpoint).")
+    judges: dict[str, JudgeSpec] = Field(default_factory=dict, description="Judge models by role: genrm (RLHF), "
+                                                                    "long_context_judge, swe_judge (agentless SWE).")
+    swe_container_formatter: Optional[str] = Field(
+        None, description="Gym swe_agents container_formatter: image pattern of the SWE task sandboxes "
+                          "(mandatory for agentic SWE).")
     stages: dict[str, StageResources] = Field(default_factory=dict, description="Per-stage resources (keys: the stage plan; "
                                                                                "swe_rl_agentless / swe_rl_agentic for SWE).")
 
