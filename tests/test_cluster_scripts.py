@@ -100,7 +100,7 @@ def test_launch_checks_commit_and_chains_segments(tmp_path, monkeypatch):
     from recipe.config import load_config
     from recipe.runs.layout import RunDir
 
-    res = render_stage(load_config("paper"), RunDir(tmp_path / "run"), "rlhf", allow_unpinned=True, allow_dirty=True)
+    res = render_stage(load_config("paper", overrides=["cluster.account=a", "cluster.partition=p"]), RunDir(tmp_path / "run"), "rlhf", allow_unpinned=True, allow_dirty=True)
     _bin(tmp_path, "sbatch", '#!/usr/bin/env bash\necho "sbatch $* | $COMMAND" >> "$FAKE_LOG"\n')
     _bin(tmp_path, "git", f'#!/usr/bin/env bash\necho "${{FAKE_COMMIT:-{RELEASE_COMMIT}}}"\n')
     env = {**_env(tmp_path), "NEMO_RL_CHECKOUT": str(tmp_path / "RL"), "SEGMENTS": "2"}
