@@ -47,14 +47,15 @@ def register(app: typer.Typer) -> None:
     def stage(
         name: str = typer.Argument(..., help="Stage name, e.g. sft, if_rl, multi_domain_rl, mopd."),
         run_id: str = typer.Option(..., help="Run id; created from --profile if it does not exist."),
-        profile: str = typer.Option("tiny", help="Profile used when the run is created or --set is given."),
+        profile: Optional[str] = typer.Option(None, help="Profile used when the run is created (default tiny); on an "
+                                              "existing run it must be the run's profile."),
         set_: List[str] = typer.Option([], "--set", "-s", help="key=value override: the run's config is re-resolved "
                                        "from --profile plus these (stages whose inputs change re-run)."),
     ) -> None:
         """Run one stage of a run in-process (what the stage notebook calls); missing data is generated first."""
         from recipe.pipeline.runner import run_stage_in_process
         with _user_errors():
-            run_stage_in_process(name, run_id=run_id, profile=profile, overrides=set_)
+            run_stage_in_process(name, run_id=run_id, profile=profile, overrides=set_, reconfigure=True)
 
     @app.command("report")
     def report(run_id: str = typer.Option(..., help="Run id."),

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pandas as pd
 
 from recipe.pipeline.data_phase import prepare_data
+from recipe.pipeline.params import as_list
 from recipe.pipeline.report import report_rows
 from recipe.pipeline.run_init import open_or_init_run, open_run
 from recipe.runs.layout import DATA_PHASE, RunDir
@@ -18,9 +19,10 @@ from recipe.runs.layout import DATA_PHASE, RunDir
 # the data and report notebooks start a few seconds faster.
 
 
-def ensure_run(run_id: str, profile: str = "tiny", overrides: list[str] | None = None):
-    """Open ``run_id`` (or create it from ``profile`` + ``overrides``); returns (RunDir, config)."""
-    return open_or_init_run(run_id, profile, overrides or [])
+def ensure_run(run_id: str, profile: str = "tiny", overrides: list[str] | str | None = None):
+    """Open ``run_id`` (or create it from ``profile`` + ``overrides``); returns (RunDir, config). ``overrides`` may
+    be the string papermill's ``-p`` passes. Another profile or other overrides than the run's is an error."""
+    return open_or_init_run(run_id, profile, as_list(overrides, "overrides"))
 
 
 def data_phase(run_id: str, profile: str = "tiny", overrides: list[str] | None = None) -> pd.DataFrame:
@@ -39,6 +41,7 @@ def curate_data(run_id: str, sources: list[str] | None = None, decontaminate_aga
     decontaminated against the tiny validation files. Returns (report, counts table)."""
     from recipe.data.curate import curate
     from recipe.data.report import report_table
+    sources, decontaminate_against = as_list(sources, "sources"), as_list(decontaminate_against, "decontaminate_against")
     run, cfg = open_run(run_id)
     d = run.stage_dir(DATA_PHASE)
     if sources:
@@ -54,7 +57,8 @@ def stage(run_id: str, stage: str, profile: str = "tiny", overrides: list[str] |
           progress: bool = True) -> dict:
     """Run one stage in-process (earlier missing phases first); returns its manifest."""
     from recipe.pipeline.runner import run_stage_in_process
-    m = run_stage_in_process(stage, run_id, profile, overrides or [], progress=progress, run_earlier=True)
+    m = run_stage_in_process(stage, run_id, profile, as_list(overrides, "overrides"), progress=progress,
+                             run_earlier=True)
     if m.get("skipped"):
         print(f"{stage}: already done with the same inputs - skipped (delete its manifest to re-run)")
     return m

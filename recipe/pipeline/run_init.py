@@ -41,12 +41,42 @@ def init_run(profile: str = "tiny", run_id: str | None = None, overrides: list[s
     return run, cfg
 
 
-def open_or_init_run(run_id: str, profile: str = "tiny", overrides: list[str] | tuple = ()
-                     ) -> tuple[RunDir, RecipeConfig]:
-    """The run's stored config when it exists and no overrides are given; else ``init_run``."""
-    if RunDir.for_id(run_id).config_path.exists() and not overrides:
+class RunMismatch(ValueError):
+    """An existing run was asked for with another profile or other overrides than it was created with."""
+
+
+def _profile_name(profile: str | Path) -> str:
+    from recipe.config.loader import available_profiles
+    return str(profile) if str(profile) in available_profiles() else load_config(profile).profile
+
+
+def check_run_matches(run: RunDir, profile: str | Path | None, overrides: list[str] | tuple) -> None:
+    """Refuse a profile or overrides that differ from what the run was created with (naming both values).
+    ``profile=None`` / empty ``overrides`` mean "whatever the run has"."""
+    stored = run.read_run_json()
+    if profile is not None and stored.get("profile") is not None and str(profile) != stored["profile"]:
+        asked = _profile_name(profile)
+        if asked != stored["profile"]:
+            raise RunMismatch(f"run {run.run_id!r} was created with profile {stored['profile']!r}, but profile "
+                              f"{asked!r} was asked for; use another run_id, or the run's profile")
+    if overrides and list(overrides) != list(stored.get("overrides") or []):
+        raise RunMismatch(f"run {run.run_id!r} was created with overrides {list(stored.get('overrides') or [])!r}, "
+                          f"but overrides {list(overrides)!r} were asked for; use another run_id, or re-resolve "
+                          f"the run on purpose with `recipe run --run-id {run.run_id} -s ...` (changed stages re-run)")
+
+
+def open_or_init_run(run_id: str, profile: str | Path | None = "tiny", overrides: list[str] | tuple = (), *,
+                     reconfigure: bool = False) -> tuple[RunDir, RecipeConfig]:
+    """The run's stored config when it exists (a different profile or different overrides is an error, unless
+    ``reconfigure``: then the config is re-resolved from ``profile`` + ``overrides``); else ``init_run``."""
+    run = RunDir.for_id(run_id)
+    if run.config_path.exists() and run.exists():
+        if reconfigure and overrides:
+            check_run_matches(run, profile, ())
+            return init_run(profile or run.read_run_json()["profile"], run_id, overrides)
+        check_run_matches(run, profile, overrides)
         return open_run(run_id)
-    return init_run(profile, run_id, overrides)
+    return init_run(profile or "tiny", run_id, overrides)
 
 
 def open_run(run_id: str) -> tuple[RunDir, RecipeConfig]:

@@ -13,7 +13,7 @@ from recipe.config import load_config
 from recipe.config.schema import STAGE_PLAN
 from recipe.pipeline.data_phase import prepare_data
 from recipe.pipeline.report import print_report
-from recipe.pipeline.run_init import init_run, open_or_init_run
+from recipe.pipeline.run_init import check_run_matches, default_run_id, init_run, open_or_init_run
 from recipe.pipeline.stage_runner import StageNotImplemented, check_runnable, run_stage, stage_inputs
 from recipe.runs.layout import DATA_PHASE, REPORT_PHASE, RunDir, write_json_atomic
 
@@ -44,7 +44,7 @@ def _execute_notebook(phase: str, run: RunDir, stage: str | None = None) -> None
     import papermill as pm
     out = run.notebook_path(phase)
     out.parent.mkdir(parents=True, exist_ok=True)
-    params = {"run_id": run.run_id}
+    params = {"run_id": run.run_id, "profile": run.read_run_json().get("profile", "tiny")}
     if stage is not None and notebook_for(phase).name == "30_cascade_rl_stage.ipynb":
         params["stage"] = stage  # the other notebooks fix their stage
     pm.execute_notebook(str(notebook_for(phase)), str(out), parameters=params, kernel_name="python3",
@@ -61,6 +61,9 @@ def run_pipeline(profile: str = "tiny", run_id: str | None = None, overrides: li
     stages = select_stages(from_stage, until or cfg.run.until)
     for s in stages:  # fail before anything is written
         check_runnable(cfg, s)
+    existing = RunDir.for_id(run_id or default_run_id(cfg))
+    if existing.exists():  # overrides re-resolve an existing run on purpose; another profile is refused
+        check_run_matches(existing, profile, ())
     run, cfg = init_run(profile, run_id, overrides, cfg=cfg)
     not_run = [s for s in STAGE_PLAN if s not in stages]
     console.print(f"[bold]run[/] {run.run_id} ({cfg.profile}) -> {run.path}")
@@ -103,13 +106,14 @@ def _is_current(run: RunDir, cfg, stage: str) -> bool:
         return False
 
 
-def run_stage_in_process(stage: str, run_id: str, profile: str = "tiny", overrides: list[str] | tuple = (),
-                         progress: bool = True, run_earlier: bool = False) -> dict:
+def run_stage_in_process(stage: str, run_id: str, profile: str | None = "tiny", overrides: list[str] | tuple = (),
+                         progress: bool = True, run_earlier: bool = False, reconfigure: bool = False) -> dict:
     """One stage in-process (`recipe stage NAME`; the notebooks with ``run_earlier=True``, which first runs
-    earlier stages that are not done). The data phase runs first when missing. Returns the stage's manifest."""
+    earlier stages that are not done). The data phase runs first when missing. Returns the stage's manifest.
+    An existing run asked for with another profile or other overrides is an error unless ``reconfigure``."""
     if stage != DATA_PHASE and stage not in STAGE_PLAN:
         raise KeyError(f"unknown stage {stage!r}; the plan is {', '.join(STAGE_PLAN)}")
-    run, cfg = open_or_init_run(run_id, profile, overrides)
+    run, cfg = open_or_init_run(run_id, profile, overrides, reconfigure=reconfigure)
     prepare_data(run, cfg)  # skipped when done with the same inputs
     if stage == DATA_PHASE:
         return run.read_manifest(DATA_PHASE)

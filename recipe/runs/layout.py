@@ -29,8 +29,19 @@ DATA_PHASE = "data"
 REPORT_PHASE = "report"
 
 
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+
+
 def runs_root() -> Path:
-    return Path(os.environ.get("RECIPE_RUNS_DIR", "runs")).resolve()
+    """``$RECIPE_RUNS_DIR`` when set, else the project's ``runs/`` (beside ``pyproject.toml``) whatever the working
+    directory: JupyterLab started in ``notebooks/`` and ``make run`` share one folder, and runs never land inside
+    the git tree's tracked folders. An installed (non-checkout) package falls back to ``./runs``."""
+    env = os.environ.get("RECIPE_RUNS_DIR")
+    if env:
+        return Path(env).expanduser().resolve()
+    if (PROJECT_ROOT / "pyproject.toml").is_file():
+        return PROJECT_ROOT / "runs"
+    return Path("runs").resolve()
 
 
 def write_text_atomic(path: Path, text: str) -> None:

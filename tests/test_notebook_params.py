@@ -1,0 +1,102 @@
+"""Notebook parameters and the one runs folder (issue 12 item 1): runs land under the project's runs/ whatever the
+working directory, list parameters arrive from papermill's -p (a string) and -y (a list) alike, and an existing
+run asked for with another profile or other overrides is refused with both values named."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from recipe.pipeline.params import as_list
+from recipe.pipeline.run_init import RunMismatch, init_run, open_or_init_run
+from recipe.runs.layout import RunDir, runs_root
+
+
+@pytest.fixture
+def runs_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("RECIPE_RUNS_DIR", str(tmp_path / "runs"))
+    return tmp_path / "runs"
+
+
+def test_runs_root_is_the_project_runs_folder_from_any_cwd(tmp_path, monkeypatch, project_root):
+    monkeypatch.delenv("RECIPE_RUNS_DIR", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert runs_root() == project_root / "runs"
+    monkeypatch.chdir(project_root / "notebooks")
+    assert runs_root() == project_root / "runs"
+    assert RunDir.for_id("x").path == project_root / "runs" / "x"
+    monkeypatch.setenv("RECIPE_RUNS_DIR", str(tmp_path / "elsewhere"))
+    assert runs_root() == tmp_path / "elsewhere"
+
+
+def test_runs_folder_is_ignored_by_git(project_root):
+    paths = ["runs/x/run.json", "notebooks/.ipynb_checkpoints/a-checkpoint.ipynb", "build/docs/10_sft.html",
+             "tests/artifacts/browser/01.png"]
+    out = subprocess.run(["git", "check-ignore", *paths], cwd=project_root, capture_output=True, text=True)
+    if out.returncode == 128:
+        pytest.skip(f"not a git checkout: {out.stderr.strip()}")
+    assert out.stdout.split() == paths
+
+
+@pytest.mark.parametrize("value, expected", [
+    ('["mopd.steps=80", "sft.lr=0.1"]', ["mopd.steps=80", "sft.lr=0.1"]),   # papermill -p (a JSON string)
+    ("[mopd.steps=80]", ["mopd.steps=80"]),                                 # a YAML flow list
+    (["mopd.steps=80"], ["mopd.steps=80"]),                                 # papermill -y / parameters=
+    ("mopd.steps=80", ["mopd.steps=80"]),                                   # one bare key=value
+    ("", []), (None, []), ([], []),
+])
+def test_as_list_accepts_every_form_papermill_passes(value, expected):
+    assert as_list(value) == expected
+
+
+@pytest.mark.parametrize("value", ['["a=1"', {"a": 1}, [["a=1"]], 3])
+def test_as_list_refuses_what_is_not_a_list_of_strings(value):
+    with pytest.raises(ValueError, match="overrides"):
+        as_list(value)
+
+
+def test_profile_mismatch_names_both_profiles(runs_dir):
+    init_run("tiny", "r1", [])
+    with pytest.raises(RunMismatch) as e:
+        open_or_init_run("r1", "paper", [])
+    assert "'tiny'" in str(e.value) and "'paper'" in str(e.value)
+
+
+def test_overrides_mismatch_names_both_values(runs_dir):
+    init_run("tiny", "r2", ["sft.steps=7"])
+    run, cfg = open_or_init_run("r2", "tiny", [])  # none given: the run's own
+    assert cfg.sft.steps == 7
+    open_or_init_run("r2", "tiny", ["sft.steps=7"])  # the same: fine
+    with pytest.raises(RunMismatch) as e:
+        open_or_init_run("r2", "tiny", ["sft.steps=9"])
+    assert "sft.steps=7" in str(e.value) and "sft.steps=9" in str(e.value)
+    run, cfg = open_or_init_run("r2", "tiny", ["sft.steps=9"], reconfigure=True)  # `recipe stage --set`: on purpose
+    assert cfg.sft.steps == 9
+
+
+def _papermill(project_root, out, *args):
+    env = {**os.environ, "PYTHONPATH": str(project_root)}
+    proc = subprocess.run([sys.executable, "-m", "papermill", str(project_root / "notebooks" / "00_data.ipynb"),
+                           str(out), "-k", "python3", "--no-progress-bar", *args],
+                          cwd=out.parent, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+@pytest.mark.parametrize("form", ["-p", "-y"])
+def test_papermill_list_parameter_as_string_and_as_yaml(runs_dir, project_root, tmp_path, form):
+    items = ["domains.tiny.val_items=5", "domains.tiny.train_items=30"]
+    if form == "-p":
+        args = ["-p", "run_id", "pl", "-p", "overrides", '["%s", "%s"]' % tuple(items)]
+    else:
+        args = ["-y", yaml.safe_dump({"run_id": "pl", "overrides": items})]
+    work = tmp_path / "cwd"
+    work.mkdir()
+    _papermill(project_root, work / "out.ipynb", *args)
+    run = RunDir(runs_dir / "pl")
+    assert run.read_run_json()["overrides"] == items
+    assert run.read_manifest("data")["counts"]["math_val"] == 5
+    assert run.read_manifest("data")["counts"]["mcqa_train"] == 30
+    assert not (work / "runs").exists()  # not relative to the notebook's working directory
