@@ -70,8 +70,13 @@ def validation_table(run_id: str, stage: str) -> pd.DataFrame:
 
 
 def stage_curves(run_id: str, stage: str):
+    """The stage's training curves (either backend); says so instead of failing while nothing is logged yet."""
     from recipe.pipeline import plots
-    return plots.plot_stage_curves(RunDir.for_id(run_id), stage)
+    try:
+        return plots.plot_stage_curves(RunDir.for_id(run_id), stage)
+    except FileNotFoundError as e:
+        print(f"no curves yet: {e}")
+        return None
 
 
 def scores_table(run_id: str) -> pd.DataFrame:
@@ -97,3 +102,126 @@ def cluster_stage(run_id: str, stage: str, profile: str = "paper", overrides: li
     rendered = cluster.render_stage(run_id, stage, allow_unpinned=allow_unpinned, allow_dirty=allow_dirty)
     return {"rendered": rendered, "diff": cluster.config_diff(rendered),
             "commands": cluster.submit(rendered, submit=submit), "progress": cluster.monitor(run_id, stage)}
+
+
+# -- what the notebooks teach (issue 12 item 4) -------------------------------------------------------------------
+DIAGNOSTIC_TAGS = {  # NeMo-RL tag -> what it says
+    "train/kept_groups": "prompt groups kept after dynamic filtering (rewards not all equal)",
+    "train/overlong_frac": "fraction of responses cut at max_response_tokens",
+    "train/masked_frac": "MOPD: fraction of tokens whose importance ratio fell outside the band (masked)",
+    "train/probs_ratio": "importance ratio pi_train / pi_inference on trained tokens",
+    "train/reverse_kl": "MOPD: sampled reverse KL(student || teacher)",
+    "train/kl_penalty": "KL to the reference model",
+    "train/updated": "steps with an optimizer update (1) vs none left after filtering (0)",
+}
+
+
+def _config(run_id: str, profile: str = "tiny", overrides: list[str] | str | None = None):
+    """The run's config when the run exists, else the profile's with ``overrides`` (nothing is written)."""
+    from recipe.config import load_config
+    run = RunDir.for_id(run_id)
+    if run.config_path.exists():
+        return open_run(run_id)[1]
+    return load_config(profile, as_list(overrides, "overrides"))
+
+
+def explain(run_id: str, phase: str, profile: str = "tiny", overrides: list[str] | str | None = None):
+    """The phase's opening text (what, why, objective, config values in force, what to look for) as Markdown,
+    rendered from the config so it cannot go stale (``recipe.pipeline.stage_docs``)."""
+    from IPython.display import Markdown
+
+    from recipe.pipeline.stage_docs import explain as text
+    return Markdown(text(_config(run_id, profile, overrides), phase))
+
+
+def rl_stage_menu(run_id: str, profile: str = "tiny", overrides: list[str] | str | None = None):
+    from IPython.display import Markdown
+
+    from recipe.pipeline.stage_docs import rl_stage_menu as text
+    return Markdown(text(_config(run_id, profile, overrides)))
+
+
+def diagnostics(run_id: str, stage: str) -> pd.DataFrame:
+    """First / mean / last value of the step diagnostics no curve shows (either backend, NeMo-RL tag names)."""
+    from recipe.pipeline.metrics_reader import stage_scalars
+    try:
+        df = stage_scalars(RunDir.for_id(run_id), stage)
+    except FileNotFoundError as e:
+        print(f"no diagnostics yet: {e}")
+        return pd.DataFrame(columns=["meaning"])
+    rows = [{"metric": tag, "meaning": meaning, "first": df[tag].dropna().iloc[0], "mean": df[tag].mean(),
+             "last": df[tag].dropna().iloc[-1], "steps": int(df[tag].notna().sum())}
+            for tag, meaning in DIAGNOSTIC_TAGS.items() if tag in df.columns and df[tag].notna().any()]
+    return pd.DataFrame(rows).set_index("metric") if rows else pd.DataFrame(columns=["meaning"])
+
+
+def sample_completions(run_id: str, stage: str, per_domain: int = 1, max_chars: int = 160) -> pd.DataFrame:
+    """Validation completions of the same prompts before (the stage's input checkpoint) and after the stage, with
+    their rewards (first sample of each prompt; from the per-sample validation files)."""
+    from recipe.eval.samples import read_samples, samples_path
+    run, cfg = open_run(run_id)
+    after = read_samples(samples_path(run, stage))
+    before_stage = cfg.input_stage(stage) if stage != "sft" else None
+    before = {}
+    if before_stage is not None and samples_path(run, before_stage).exists():
+        before = {(r["domain"], r["item_id"]): r for r in read_samples(samples_path(run, before_stage))
+                  if r.get("sample", 0) == 0}
+    prompts = {}
+    try:
+        from recipe.pipeline.data_phase import load_splits
+        splits = load_splits(run, cfg)
+        prompts = {(d, r["id"]): r.get("prompt") or "" for d, s in splits.items() for r in s.get("val", [])}
+    except (FileNotFoundError, KeyError, ValueError):
+        pass
+
+    def cut(text) -> str:
+        text = str(text or "").replace("\n", " ")
+        return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
+
+    rows, seen = [], {}
+    for r in after:
+        key = (r["domain"], r["item_id"])
+        if r.get("sample", 0) != 0 or seen.get(r["domain"], 0) >= per_domain:
+            continue
+        seen[r["domain"]] = seen.get(r["domain"], 0) + 1
+        b = before.get(key, {})
+        rows.append({"domain": r["domain"], "prompt": cut(prompts.get(key, r["item_id"])),
+                     f"before ({before_stage or 'untrained'})": cut(b.get("response", "-")),
+                     "reward before": b.get("reward"), f"after ({stage})": cut(r.get("response")),
+                     "reward after": r.get("reward")})
+    return pd.DataFrame(rows)
+
+
+def run_missing_phases(run_id: str, profile: str = "tiny", overrides: list[str] | str | None = None) -> list[str]:
+    """For the report notebook on its own: create the run if needed and run every stage up to the profile's
+    ``run.until`` that is not done yet (data first). Returns the stages that were run."""
+    from recipe.config.schema import STAGE_PLAN
+    from recipe.pipeline.runner import run_stage_in_process
+    run, cfg = ensure_run(run_id, profile, overrides)
+    missing = [s for s in STAGE_PLAN[: STAGE_PLAN.index(cfg.run.until) + 1] if not run.is_done(s)]
+    if missing:
+        print(f"run {run_id}: running missing phases {', '.join(missing)}")
+        run_stage_in_process(cfg.run.until, run_id, profile, as_list(overrides, "overrides"), run_earlier=True)
+    return missing
+
+
+def report_table(run_id: str) -> pd.DataFrame:
+    """The numbers of `recipe report --json`: per stage and domain, score [95% CI] (n prompts)."""
+    from recipe.pipeline.report import report_data
+    data = report_data(RunDir.for_id(run_id))
+
+    def cell(e: dict) -> str:
+        if e.get("ci_low") is None:
+            return f"{e['score']:.1f}"
+        return f"{e['score']:.1f} [{e['ci_low']:.1f}, {e['ci_high']:.1f}] n={e['n']}"
+
+    return pd.DataFrame({s: {d: cell(e) for d, e in doms.items()} for s, doms in data["stages"].items()}).T
+
+
+def deltas_table(run_id: str) -> pd.DataFrame:
+    """Each stage minus its input checkpoint, per domain: paired bootstrap delta [95% CI] in points."""
+    from recipe.pipeline.report import report_data
+    data = report_data(RunDir.for_id(run_id))
+    return pd.DataFrame({f"{s} - {dl['input']}": {d: f"{e['score']:+.1f} [{e['ci_low']:+.1f}, {e['ci_high']:+.1f}]"
+                                                for d, e in dl.items() if d != "input"}
+                         for s, dl in data["deltas"].items()}).T

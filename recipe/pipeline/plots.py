@@ -16,24 +16,29 @@ def _smooth(xs: list[float], k: int = 5) -> list[float]:
     return out
 
 
+CURVE_TAGS = ("train/reward", "train/loss", "train/reverse_kl", "train/kl_penalty", "train/grad_norm")
+
+
 def plot_stage_curves(run: RunDir, stage: str):
-    rows = run.read_metrics(stage)
-    if not rows:
-        raise FileNotFoundError(f"no metrics for stage {stage} in {run.metrics_path(stage)}")
-    steps = [r["step"] for r in rows]
-    keys = [k for k in ("reward_mean", "loss", "reverse_kl", "grad_norm") if any(k in r for r in rows)]
+    """Training curves of one stage from either backend (``metrics_reader.stage_scalars``: NeMo-RL tag names)."""
+    from recipe.pipeline.metrics_reader import stage_scalars
+    df = stage_scalars(run, stage)
+    keys = [k for k in CURVE_TAGS if k in df.columns and df[k].notna().any()]
+    if not keys:
+        raise ValueError(f"stage {stage}: none of {CURVE_TAGS} was logged (columns: {sorted(df.columns)})")
+    steps = list(df.index)
     fig, axes = plt.subplots(1, len(keys), figsize=(4 * len(keys), 3), squeeze=False)
     for ax, k in zip(axes[0], keys):
-        ys = [r.get(k, float("nan")) for r in rows]
+        ys = [float(v) for v in df[k]]
         ax.plot(steps, ys, alpha=0.3, color="C0")
         ax.plot(steps, _smooth(ys), color="C0")
         ax.set_title(f"{stage}: {k}")
         ax.set_xlabel("step")
-    dom_keys = sorted({k for r in rows for k in r if k.startswith("reward/")})
-    if len(dom_keys) > 1:
+    dom_keys = sorted(k for k in df.columns if k.startswith("train/reward/"))
+    if len(dom_keys) > 1 and keys[0] == "train/reward":
         ax = axes[0][0]
         for i, k in enumerate(dom_keys):
-            ax.plot(steps, _smooth([r.get(k, float("nan")) for r in rows]), label=k[7:], color=f"C{i + 1}", lw=1)
+            ax.plot(steps, _smooth([float(v) for v in df[k]]), label=k.split("/", 2)[2], color=f"C{i + 1}", lw=1)
         ax.legend(fontsize=7)
     fig.tight_layout()
     return fig

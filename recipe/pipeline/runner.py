@@ -77,12 +77,13 @@ def run_pipeline(profile: str = "tiny", run_id: str | None = None, overrides: li
             timings[phase] = 0.0
             continue
         console.print(f"  {phase}: running" + (" (notebook)" if via_notebooks else ""))
-        if via_notebooks:
-            _execute_notebook(phase, run, phase if phase in STAGE_PLAN else None)
-        elif phase == DATA_PHASE:
-            prepare_data(run, cfg)
-        elif phase in STAGE_PLAN:
-            run_stage(run, cfg, phase, progress=sys.stderr.isatty())
+        with _live_progress(run, cfg, phase, tty_bar=not via_notebooks and sys.stderr.isatty()):
+            if via_notebooks:
+                _execute_notebook(phase, run, phase if phase in STAGE_PLAN else None)
+            elif phase == DATA_PHASE:
+                prepare_data(run, cfg)
+            elif phase in STAGE_PLAN:
+                run_stage(run, cfg, phase, progress=sys.stderr.isatty())
         timings[phase] = round(time.time() - t0, 2)
         console.print(f"  {phase}: finished in {timings[phase]:.1f} s")
     if cfg.benchmarks.eval_phase.enabled:  # issue 13: evaluate the final checkpoint (recipe/eval/run_phase.py)
@@ -94,6 +95,18 @@ def run_pipeline(profile: str = "tiny", run_id: str | None = None, overrides: li
     write_json_atomic(run.path / "timings.json", {"phases": timings, "total_s": round(sum(timings.values()), 2)})
     print_report(run, not_run=not_run)
     return run
+
+
+def _live_progress(run: RunDir, cfg, phase: str, tty_bar: bool):
+    """Headless progress for a training phase: follow its metrics.jsonl and print step, reward and ETA (a terminal
+    running in-process gets tqdm's bar instead)."""
+    import contextlib
+
+    from recipe.train.progress import StageTail
+    steps = getattr(cfg.stage(phase), "steps", None) if phase in STAGE_PLAN else None
+    if tty_bar or not steps:
+        return contextlib.nullcontext()
+    return StageTail(run.metrics_path(phase), phase, steps, emit=lambda line: console.print(f"    {line}"))
 
 
 def _is_current(run: RunDir, cfg, stage: str) -> bool:

@@ -8,6 +8,7 @@
         manifest.json     status pending|running|done|failed, inputs (+sha256), outputs, metrics summary, timings
         checkpoint/       Hugging Face folder (safetensors, config, tokenizer + chat template, generation_config)
         metrics.jsonl     one line per step
+        tensorboard/      the same rows as TensorBoard scalars, NeMo-RL's tag names (recipe/runs/tb_events.py)
         validation.json   per-domain scores of this stage's checkpoint
         notebook.ipynb    the executed notebook
       teachers.json       per domain: best checkpoint so far and its score (drives MOPD)
@@ -174,11 +175,15 @@ class RunDir:
             f.write(json.dumps(row, sort_keys=True) + "\n")
             f.flush()
             os.fsync(f.fileno())
+        from recipe.runs import tb_events  # the same row as TensorBoard scalars, NeMo-RL tag names
+        tb_events.append_row(self.stage_dir(stage), row)
 
     def truncate_metrics(self, stage: str, keep_steps_below: int) -> None:
         """Drop metric rows of steps >= keep_steps_below (used when resuming from a step checkpoint)."""
         rows = [r for r in self.read_metrics(stage) if r.get("step", -1) < keep_steps_below]
         write_text_atomic(self.metrics_path(stage), "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
+        from recipe.runs import tb_events
+        tb_events.rewrite(self.stage_dir(stage), rows)
 
     def read_metrics(self, stage: str) -> list[dict]:
         p = self.metrics_path(stage)

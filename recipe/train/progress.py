@@ -1,10 +1,85 @@
-"""One progress bar for training loops: tqdm.auto renders as a widget in Jupyter and as text in a terminal."""
+"""Live progress. In Jupyter, ``progress_bar`` is a ``tqdm.auto`` widget bar (ipywidgets); in a terminal, text.
+Headless (``recipe run`` through papermill, or piped output), ``StageTail`` follows a stage's ``metrics.jsonl`` from
+the parent process and prints the step, reward (or loss) and ETA as the stage goes."""
 from __future__ import annotations
 
+import json
 import sys
+import threading
+import time
+from pathlib import Path
+from typing import Callable
 
 
 def progress_bar(total: int, initial: int, desc: str, enabled: bool = True):
     from tqdm.auto import tqdm
     return tqdm(total=total, initial=initial, desc=desc, disable=not enabled, file=sys.stderr, dynamic_ncols=True,
                 mininterval=0.5)
+
+
+def progress_line(stage: str, rows: list[dict], total: int) -> str:
+    """``if_rl  step 12/50  reward 0.412  ETA 31 s`` from the rows logged so far (ETA: mean step time of the last
+    10 steps x steps left)."""
+    last = rows[-1]
+    done = int(last.get("step", len(rows) - 1)) + 1
+    parts = [f"{stage}", f"step {done}/{total}"]
+    for key, label in (("reward_mean", "reward"), ("loss", "loss")):
+        if isinstance(last.get(key), (int, float)):
+            parts.append(f"{label} {last[key]:.3f}")
+            break
+    times = [r["time_s"] for r in rows[-10:] if isinstance(r.get("time_s"), (int, float))]
+    if times and done < total:
+        parts.append(f"ETA {sum(times) / len(times) * (total - done):.0f} s")
+    elif done >= total:
+        parts.append("training done; validating")
+    return "  ".join(parts)
+
+
+def _read_rows(path: Path) -> list[dict]:
+    rows = []
+    if path.exists():
+        for line in path.read_text().splitlines():
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError:  # a line being written
+                continue
+    return rows
+
+
+class StageTail:
+    """Follow ``metrics_path`` in a thread; ``emit`` a progress line for new steps, at most every ``every_s``
+    seconds (and always for the last step). Use as a context manager around the stage."""
+
+    def __init__(self, metrics_path: Path, stage: str, total_steps: int, emit: Callable[[str], None] | None = None,
+                 every_s: float = 2.0, poll_s: float = 0.5):
+        self.path, self.stage, self.total = Path(metrics_path), stage, total_steps
+        self.emit = emit or (lambda s: print(s, file=sys.stderr, flush=True))
+        self.every_s, self.poll_s = every_s, poll_s
+        self._stop = threading.Event()
+        self._last_step, self._last_emit = None, 0.0
+        self._thread = threading.Thread(target=self._loop, name=f"tail-{stage}", daemon=True)
+        self.lines: list[str] = []
+
+    def poll(self, force: bool = False) -> None:
+        rows = _read_rows(self.path)
+        if not rows or rows[-1].get("step") == self._last_step:
+            return
+        final = int(rows[-1].get("step", 0)) + 1 >= self.total
+        if force or final or time.monotonic() - self._last_emit >= self.every_s:
+            line = progress_line(self.stage, rows, self.total)
+            self.lines.append(line)
+            self.emit(line)
+            self._last_step, self._last_emit = rows[-1].get("step"), time.monotonic()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.poll_s):
+            self.poll()
+
+    def __enter__(self) -> "StageTail":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.poll(force=True)
