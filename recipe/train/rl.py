@@ -36,7 +36,7 @@ from recipe.train import rl_rules as rules
 from recipe.train.progress import progress_bar
 from recipe.train.rollout import RolloutBatch, generate, record_thinking, render_prompt, sequence_logprobs
 from recipe.train.schedule import lr_at
-from recipe.train.state import load_state, save_state, step_seed
+from recipe.train.state import resume_step, save_state, step_seed
 
 
 def rl_prompt_pools(ctx: StageContext, scfg: RLStageConfig) -> dict[str, list[dict]]:
@@ -226,7 +226,7 @@ def train_rl(ctx: StageContext, scfg: RLStageConfig, *, teachers: dict | None = 
         raise ValueError(f"{ctx.stage}: the opd estimator needs teachers (one per domain)")
     opt = torch.optim.AdamW(ctx.model.parameters(), lr=scfg.lr, betas=tuple(scfg.adam_betas),
                             weight_decay=scfg.weight_decay)
-    start = load_state(ctx.state_dir, ctx.model, opt) or 0
+    start = resume_step(ctx.state_dir, ctx.model, opt, ctx.stage, scfg.steps)
     ctx.run.truncate_metrics(ctx.stage, start)
     pools = rl_prompt_pools(ctx, scfg)
     bar = progress_bar(scfg.steps, start, ctx.stage, ctx.progress)

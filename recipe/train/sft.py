@@ -19,7 +19,7 @@ from recipe.train.losses import sft_loss
 from recipe.train.progress import progress_bar
 from recipe.train.rollout import render_prompt, sequence_logprobs
 from recipe.train.schedule import lr_at
-from recipe.train.state import load_state, save_state, step_seed
+from recipe.train.state import resume_step, save_state, step_seed
 
 
 class SFTExamples:
@@ -64,7 +64,7 @@ def train_sft(ctx: StageContext, scfg: SFTConfig) -> dict:
     p_think = scfg.mode_mix.get("thinking", 0.0) / max(1e-9, sum(scfg.mode_mix.values()))
     opt = torch.optim.AdamW(model.parameters(), lr=scfg.lr, betas=tuple(scfg.adam_betas),
                             weight_decay=scfg.weight_decay)
-    start = load_state(ctx.state_dir, model, opt) or 0
+    start = resume_step(ctx.state_dir, model, opt, ctx.stage, scfg.steps)
     ctx.run.truncate_metrics(ctx.stage, start)
     total = scfg.planned_steps or scfg.steps
     model.train()

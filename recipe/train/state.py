@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import torch
@@ -68,6 +69,19 @@ def load_state(dirpath: Path, model, optimizer) -> int | None:
         state.setdefault(int(pid), {})[k] = v
     optimizer.load_state_dict({"state": state, "param_groups": meta["optimizer"]["param_groups"]})
     return int(meta["step"])
+
+
+def resume_step(dirpath: Path, model, optimizer, stage: str, total_steps: int) -> int:
+    """``load_state`` for a trainer's start: returns the first step to run (0 without saved state) and says on
+    stderr, beside the progress bar, whether the stage resumes (and from which step) or starts fresh."""
+    step = load_state(dirpath, model, optimizer)
+    if step is None:
+        print(f"[{stage}] starting at step 0 of {total_steps} (no saved state in {dirpath})", file=sys.stderr,
+              flush=True)
+        return 0
+    print(f"[{stage}] resuming at step {step} of {total_steps}: model and optimizer restored from the state saved "
+          f"after {step} steps ({dirpath})", file=sys.stderr, flush=True)
+    return step
 
 
 def clear_state(dirpath: Path) -> None:
