@@ -67,7 +67,9 @@ def load_state(dirpath: Path, model, optimizer) -> int | None:
     for key, v in meta["optimizer"]["scalars"].items():
         pid, k = key.split(".", 1)
         state.setdefault(int(pid), {})[k] = v
-    optimizer.load_state_dict({"state": state, "param_groups": meta["optimizer"]["param_groups"]})
+    groups = [{k: tuple(v) if k == "betas" else v for k, v in g.items()}  # JSON made the betas tuple a list
+              for g in meta["optimizer"]["param_groups"]]
+    optimizer.load_state_dict({"state": state, "param_groups": groups})
     return int(meta["step"])
 
 
