@@ -37,7 +37,7 @@ run: setup
 	$(VENV)/bin/recipe run --profile $(PROFILE) $(if $(RUN_ID),--run-id $(RUN_ID)) $(ARGS)
 
 test: setup
-	$(PY) -m pytest -q -n 2 --timeout=900 tests
+	$(PY) -m pytest -q -n 2 --timeout=900 -p random_order --random-order-bucket=global tests
 
 lab: setup
 	$(PY) -m pip install -q "jupyterlab==4.6.6"

@@ -26,3 +26,13 @@ def shared_dir() -> Path:
     if not (SHARED_DIR / "fixtures").is_dir():
         pytest.skip(f"../shared/fixtures not found at {SHARED_DIR}: genuine fixture rows are only available beside the project")
     return SHARED_DIR
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """Print the shuffled order's seed last (``make test`` runs quiet, which hides pytest-random-order's header),
+    so that a failure that depends on order can be replayed with the same flags."""
+    from random_order.config import Config  # pytest-random-order, pinned in the dev extra
+    order = Config(config)
+    if order.is_enabled and order.bucket_type != "none":
+        terminalreporter.write_line(f"test order: shuffled; replay it with -p random_order "
+                                    f"--random-order-bucket={order.bucket_type} --random-order-seed={order.seed}")

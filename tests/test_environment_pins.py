@@ -14,3 +14,17 @@ def test_conda_env_matches_pyproject(project_root):
     assert set(pip) == pins
     assert all("==" in p for p in pins), "every dependency is pinned"
     assert "python=3.11" in env["dependencies"]
+
+
+def test_make_test_shuffles_with_the_pinned_random_order_plugin(project_root):
+    import re
+    make = (project_root / "Makefile").read_text()
+    line = next(x for x in make.splitlines() if re.match(r"\s+\$\(PY\) -m pytest", x))
+    assert "-p random_order" in line and "--random-order-bucket=global" in line, line
+    dev = tomllib.loads((project_root / "pyproject.toml").read_text())["project"]["optional-dependencies"]["dev"]
+    env = yaml.safe_load((project_root / "environment.yml").read_text())
+    pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict) and "pip" in d)
+    pin = next(p for p in dev if p.startswith("pytest-random-order=="))
+    assert pin in pip
+    from importlib.metadata import version
+    assert pin == f"pytest-random-order=={version('pytest-random-order')}", "installed version differs from the pin"
