@@ -58,8 +58,8 @@ def _mirror(cfg) -> Path | None:
 def benchmark_source(name: str, cfg):
     entry = cfg.benchmarks.suites.get(name)
     if entry is None or entry.source is None:
-        from recipe.config import load_config
-        entry = load_config("paper").benchmarks.suites.get(name)
+        from recipe.eval.paper_values import profile_benchmarks
+        entry = profile_benchmarks("paper").suites.get(name)
     if entry is None or entry.source is None:
         raise SourceUnavailable(f"no source configured for suite {name!r} (benchmarks.suites.{name}.source)")
     return entry.source
@@ -75,8 +75,8 @@ def configure_judge(cfg, *, judge_endpoint: str | None, judge_model: str | None,
         raise SourceUnavailable("arena_hard_v2 needs a judge: --judge-endpoint and --judge-model (paper: gpt-4.1)")
     entry = cfg.benchmarks.suites.get("arena_hard_v2")
     if entry is None or entry.baseline is None:
-        from recipe.config import load_config
-        entry = load_config("paper").benchmarks.suites["arena_hard_v2"]
+        from recipe.eval.paper_values import profile_benchmarks
+        entry = profile_benchmarks("paper").suites["arena_hard_v2"]
     rows, _ = load_rows(entry.baseline, _mirror(cfg), allow_hub=cfg.benchmarks.allow_hub)
     client = OpenAIChatClient(judge_endpoint, judge_model, concurrency=concurrency, timeout_s=timeout_s,
                               extended_sampling=server == "vllm")

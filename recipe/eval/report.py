@@ -35,8 +35,8 @@ def our_settings(r: dict) -> dict:
 
 
 def paper_comparison(results: dict[str, dict], profile: str = "paper") -> list[dict]:
-    from recipe.config import load_config
-    bench = load_config(profile).benchmarks.suites
+    from recipe.eval.paper_values import profile_benchmarks
+    bench = profile_benchmarks(profile).suites
     rows = []
     for name in sorted(set(results) | {n for n, e in bench.items() if e.paper}):
         r = results.get(name)
