@@ -63,7 +63,7 @@ def maxpair_cases(seed: int = 0, large_n: int = 200_000) -> dict[str, tuple[str,
     return cases
 
 
-def write_maxpair(root: Path, *, partial_checker: bool = False, time_limit: float = 1.0, memory_mb: int = 256) -> Path:
+def write_maxpair(root: Path, *, partial_checker: bool = False, time_limit: float = 0.5, memory_mb: int = 256) -> Path:
     root = Path(root)
     (root / "tests").mkdir(parents=True, exist_ok=True)
     (root / "subtasks").mkdir(exist_ok=True)
@@ -88,7 +88,7 @@ def write_maxpair(root: Path, *, partial_checker: bool = False, time_limit: floa
     return root
 
 
-def write_kattis_maxpair(root: Path, *, custom_validator: bool = False, time_limit: float = 1.0) -> Path:
+def write_kattis_maxpair(root: Path, *, custom_validator: bool = False, time_limit: float = 0.5) -> Path:
     root = Path(root)
     cases = maxpair_cases(seed=1, large_n=200_000)
     for split, names in (("sample", ["sample-01"]), ("secret", [n for n in cases if n != "sample-01"])):

@@ -45,7 +45,7 @@ def test_default_validator_flags():
 
 def test_package_loading(tmp_path):
     p = load_kattis(write_kattis_maxpair(tmp_path / "a"))
-    assert (p.time_limit_s, p.memory_mb, p.validation) == (1.0, 256, "default")
+    assert (p.time_limit_s, p.memory_mb, p.validation) == (0.5, 256, "default")
     assert len(p.samples) == 1 and len(p.secret) == 8
     c = load_kattis(write_kattis_maxpair(tmp_path / "b", custom_validator=True))
     assert c.validation == "custom" and c.validator_source.name == "validator.cpp"

@@ -167,8 +167,13 @@ def test_partial_checker_gives_partial_scores(tmp_path):
     r = judge.evaluate((HERE / "maxpair_solutions" / "first_pair.cpp").read_text(), "first_pair.cpp")
     assert {t: v.verdict for t, v in r.tests.items()} == {t: "PA" for t in r.tests}
     assert [v["score"] for v in r.subtasks.values()] == [0, 10, 15, 25] and r.total == 50
+    compiles = []
+    real = judge._compile
+    judge._compile = lambda s, src: compiles.append(1) or real(s, src)
     ok = judge.evaluate((HERE / "maxpair_solutions" / "correct.cpp").read_text(), "correct.cpp", public_only=True)
     assert ok.scope == "public" and list(ok.subtasks) == ["00-samples"] and set(ok.tests) == {"sample-01"}
+    full = judge.evaluate((HERE / "maxpair_solutions" / "correct.cpp").read_text(), "again.cpp")
+    assert full.total == 100 and len(compiles) == 1  # public check and submission share one compilation
 
 
 @needs_sandbox

@@ -48,6 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--judge-endpoint", default=None, help="OpenAI-compatible server of the judge model.")
     p.add_argument("--judge-model", default=None)
     p.add_argument("--judge-api-key-env", default=None, help="Name of the env var holding the judge API key.")
+    p.add_argument("--judge-server", default="vllm", choices=["vllm", "standard"],
+                   help="vllm also sends top_k/min_p/repetition_penalty; standard sends OpenAI fields only.")
     p.add_argument("--samples", type=int, default=None, help="imo-proof: judge samples per proof.")
     p.add_argument("--aggregation", default=None, choices=["zero_if_any_zero", "mean"])
     p.add_argument("--no-thinking", action="store_true", help="Responses were generated without thinking.")
@@ -57,8 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
 class _LazyJudge:
     """Builds the harness client on first use, so responses the pre-check settles need no server."""
 
-    def __init__(self, endpoint: str | None, model: str | None, key_env: str | None, sampling: dict):
-        self.endpoint, self.model, self.key_env, self.sampling = endpoint, model, key_env, sampling
+    def __init__(self, endpoint: str | None, model: str | None, key_env: str | None, sampling: dict, server: str = "vllm"):
+        self.endpoint, self.model, self.key_env, self.sampling, self.server = endpoint, model, key_env, sampling, server
         self._chat = None
 
     def complete(self, messages: list[dict], **params: Any) -> str:
@@ -69,12 +71,12 @@ class _LazyJudge:
             from recipe.eval.openai_client import OpenAIChatClient
             from recipe.eval.sampling import SamplingParams
             key = os.environ.get(self.key_env) if self.key_env else None
-            client = OpenAIChatClient(self.endpoint, self.model, api_key=key, extended_sampling=False)
+            client = OpenAIChatClient(self.endpoint, self.model, api_key=key, extended_sampling=self.server == "vllm")
             self._chat = HarnessChat(client, SamplingParams(**self.sampling, thinking=True))
         return self._chat.complete(messages, **params)
 
     def describe(self) -> dict:
-        return {"endpoint": self.endpoint, "model": self.model, "sampling": self.sampling}
+        return {"endpoint": self.endpoint, "model": self.model, "sampling": self.sampling, "server": self.server}
 
 
 def _read_responses(path: str | None) -> list[dict]:
@@ -184,7 +186,8 @@ def score_imo_answer(args, responses: str | None, out: Path, cfg) -> dict:
     grouped: dict[str, list] = {}
     for row in _read_responses(responses):
         grouped.setdefault(str(row["Problem ID"]), []).append(row["response"])
-    judge = _LazyJudge(args.judge_endpoint, args.judge_model or c.judge_model, args.judge_api_key_env, c.judge.model_dump())
+    judge = _LazyJudge(args.judge_endpoint, args.judge_model or c.judge_model, args.judge_api_key_env, c.judge.model_dump(),
+                       args.judge_server)
     res = score_answerbench(bench, grouped, judge, load_prompt(args.judge_prompt, JUDGE_FIELDS),
                             thinking=not args.no_thinking, precheck=c.precheck)
     res["judge"] = judge.describe()
@@ -203,7 +206,8 @@ def score_imo_proof(args, responses: str | None, out: Path, cfg) -> dict:
         if str(row["Problem ID"]) in proofs:
             raise ValueError(f"two final proofs for {row['Problem ID']}: give one per problem")
         proofs[str(row["Problem ID"])] = row["response"]
-    judge = _LazyJudge(args.judge_endpoint, args.judge_model or c.judge_model, args.judge_api_key_env, c.judge.model_dump())
+    judge = _LazyJudge(args.judge_endpoint, args.judge_model or c.judge_model, args.judge_api_key_env, c.judge.model_dump(),
+                       args.judge_server)
     out.mkdir(parents=True, exist_ok=True)
     with open(out / "grades.jsonl", "w") as f:  # every proof and every grade, as they come
         res = score_proofbench(rows, proofs, judge, load_prompt(args.judge_prompt, JUDGE_FIELDS),

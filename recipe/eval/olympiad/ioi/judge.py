@@ -13,6 +13,7 @@ A subtask stops at its first 0-score test (tests another subtask still needs run
 """
 from __future__ import annotations
 
+import hashlib
 import re
 import shutil
 from dataclasses import asdict, dataclass, field
@@ -101,6 +102,7 @@ class IOIJudge:
                              stack_unlimited=True, max_processes=max_processes, stdout_limit_bytes=64 << 20,
                              max_file_mb=64, workdir_quota_mb=256)
         self.checker_bin: bytes | None = None
+        self._builds: dict[str, tuple[bool, str, bytes]] = {}  # sha256(source) → (ok, log, binary): compile once
         if pkg.checker_source:
             self.checker_bin = self._compile_checker()
 
@@ -122,6 +124,18 @@ class IOIJudge:
             return s.read("checker")
 
     def _build(self, s: Session, source: str) -> tuple[bool, str]:
+        """Compile (once per distinct source for this judge; later calls reuse the binary)."""
+        key = hashlib.sha256(source.encode()).hexdigest()
+        if key in self._builds:
+            ok, log, binary = self._builds[key]
+            if ok:
+                s.write("sol", binary, 0o755)
+            return ok, log
+        ok, log = self._compile(s, source)
+        self._builds[key] = (ok, log, s.read("sol") if ok else b"")
+        return ok, log
+
+    def _compile(self, s: Session, source: str) -> tuple[bool, str]:
         header = None
         sources = [f"{self.pkg.code}.cpp"]
         if self.pkg.grader_compilation:
