@@ -130,3 +130,18 @@ def test_reduced_budget_and_paper_values():
     assert paper.imo_proof.judge_samples == 64 and paper.imo_proof.aggregation == "zero_if_any_zero"
     assert "PB-Advanced-028" in paper.proof_tts.reduced_problems and len(paper.proof_tts.reduced_problems) == 41
     assert parse_rating("<think>\\boxed{1}</think> \\boxed{0.5}") == 0.5 and parse_rating("none") is None
+
+
+def test_tts_run_stores_every_proof_then_grades_the_finals(bench, tmp_path):
+    from recipe.eval.olympiad.proof_tts import run_proofbench_tts
+    rows, _, prompt = bench
+    cfg = ProofTTSSection(generations=2, verifications=1, refine_top=1, analyses_per_refine=1, refined_per_proof=1,
+                          max_rounds=1, max_tokens=10)
+    finals = run_proofbench_tts(rows[:2], ToyProver(), cfg, tmp_path / "tts.jsonl")
+    import json
+    recs = [json.loads(x) for x in (tmp_path / "tts.jsonl").read_text().splitlines()]
+    assert sum(r["kind"] == "proof" for r in recs) == 2 * 3 and sum(r["kind"] == "final" for r in recs) == 2
+    assert finals == {rows[0]["Problem ID"]: "fixed proof", rows[1]["Problem ID"]: "fixed proof"}
+    res = score_proofbench(rows, finals, ScriptedJudge([7]), prompt, samples=2, aggregation="zero_if_any_zero",
+                           thinking=False)
+    assert res["score"] == 100.0 and res["n"] == 2

@@ -94,3 +94,25 @@ def run_proof_tts(problem: str, model: ChatModel, cfg: ProofTTSSection, *, probl
     return {"problem_id": problem_id, "budget": budget, "rounds": rounds, "calls": calls, "final_index": final["index"],
             "final_proof": final["proof"], "final_rating": final["rating"], "pool": pool,
             "stopped_early": max(p["rating"] for p in pool) >= cfg.stop_mean_score}
+
+
+def run_proofbench_tts(rows: list[dict], model: ChatModel, cfg: ProofTTSSection, out_path, *,
+                       verifier: ChatModel | None = None) -> dict[str, Any]:
+    """Run the loop on ProofBench rows; every proof and verification is appended to ``out_path`` (JSONL) as it is
+    made. Returns Problem ID → final proof (the input of ``imo_proof.score_proofbench``)."""
+    import json
+    from pathlib import Path
+
+    out_path = Path(out_path)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    finals = {}
+    with open(out_path, "a", encoding="utf-8") as f:
+        def store(rec: dict) -> None:
+            f.write(json.dumps(rec) + "\n")
+            f.flush()
+        for row in rows:
+            res = run_proof_tts(row["Problem"], model, cfg, problem_id=row["Problem ID"], verifier=verifier, store=store)
+            store({"problem_id": row["Problem ID"], "kind": "final", "index": res["final_index"],
+                   "rating": res["final_rating"], "rounds": res["rounds"], "calls": res["calls"], "budget": res["budget"]})
+            finals[row["Problem ID"]] = res["final_proof"]
+    return finals
