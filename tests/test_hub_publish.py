@@ -285,3 +285,31 @@ def test_curated_output_of_recipe_data_round_trips(hub, env, tmp_path):
     assert _split_card((local / "README.md").read_text()) == _split_card((out / "README.md").read_text())
     configs = hub_configs(local)
     assert configs and all(Path(p).exists() for files in configs.values() for p in files)
+
+
+def test_dry_run_without_any_server_lists_files_and_says_remote_unknown(run, tmp_path):
+    """Issue 14 item 12: no Hub reachable (a closed loopback port, as on an offline login node): --dry-run still lists
+    what would be uploaded, exits 0 and says the remote state is unknown; a real publish refuses."""
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as s:              # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
+    env.update(HF_ENDPOINT=f"http://127.0.0.1:{port}", HF_HUB_DISABLE_XET="1", HF_HOME=str(tmp_path / "hf"),
+               RECIPE_RUNS_DIR=str(run.path.parent), COLUMNS="200", HF_HUB_ETAG_TIMEOUT="2", HF_HUB_DOWNLOAD_TIMEOUT="2")
+    cmd = [sys.executable, "-c", "import sys; from recipe.cli import main; sys.argv[0] = 'recipe'; main()",
+           "hub", "publish", "--run-id", run.run_id, "--stage", "sft", "--repo", "me/offline"]
+    out = subprocess.run([*cmd, "--dry-run", "--json"], env=env, capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0, out.stderr
+    (res,) = json.loads(out.stdout)
+    assert res["action"] == "dry-run" and res["remote_state"] == "unknown"
+    assert res["note"].startswith("remote state unknown")
+    assert "model.safetensors" in json.dumps(res) and "README.md" in json.dumps(res)
+    out = subprocess.run([*cmd, "--dry-run"], env=env, capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0 and "remote: unknown" in out.stderr, out.stderr
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=180)
+    assert out.returncode != 0 and "reach" in (out.stderr + out.stdout).lower()

@@ -256,13 +256,16 @@ def execute(plan: PublishPlan, *, private: bool, force: bool, dry_run: bool, mes
     from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
 
     api = HfApi(endpoint=plan.endpoint)
-    with hub_errors(plan.repo_id, plan.repo_type, plan.endpoint, plan.branch):
-        try:
+    try:
+        # hub_errors turns transport errors into HubUnreachableError as it exits, so the dry-run fallback is
+        # outside it (inside, the raw connection error would escape the except below)
+        with hub_errors(plan.repo_id, plan.repo_type, plan.endpoint, plan.branch):
             compare_remote(api, plan)
-        except HubUnreachableError as exc:
-            if not dry_run:
-                raise
-            plan.note = f"remote state unknown: {exc}"
+    except HubUnreachableError as exc:
+        if not dry_run:
+            raise
+        plan.remote_state = "unknown"
+        plan.note = f"remote state unknown: {exc}"
     if dry_run:
         return {"action": "dry-run", **plan.describe()}
     if plan.remote_state == "identical":
