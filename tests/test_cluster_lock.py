@@ -119,3 +119,25 @@ def test_cli_lock_with_fake_skopeo(lock_copy, tmp_path, monkeypatch):
     assert r.exit_code == 0, r.output
     lk = L.read_lock(lock_copy)
     assert lk.digest == DIGEST and lk.resolved_by == "skopeo" and lk.container_fingerprint == "fp9"
+
+
+def test_released_model_pinned_to_a_commit_and_marked_unverified(tmp_path):
+    """Issue 14 item 13: the paper profile pins the released model to a commit (not `main`); the commit comes from a
+    public record, not from the Hub, so hub.yaml, the lock and every render's provenance say it is unverified."""
+    import json
+
+    from recipe.cluster.render import render_stage
+    from recipe.config import load_config
+    from recipe.runs.layout import RunDir
+
+    cfg = load_config("paper", overrides=["cluster.account=a", "cluster.partition=p"])
+    art = cfg.hub.released_model
+    assert art.pinned and art.revision != "main" and art.revision_verified is False and art.revision_source
+    lock = L.read_lock(Path(__file__).parents[1] / "containers/nemo-rl.lock.json")
+    assert lock.released_model.repo_id == art.repo_id and lock.released_model.revision == art.revision
+    assert lock.released_model.verified is False
+    res = render_stage(cfg, RunDir(tmp_path / "r"), "sft", allow_unpinned=True, allow_dirty=True)
+    prov = json.loads(res.provenance_path.read_text())
+    assert prov["released_model"] == {**lock.released_model.model_dump(), "verified": False}
+    # a branch name is not a pin
+    assert not load_config("paper", overrides=["hub.released_model.revision=main"]).hub.released_model.pinned

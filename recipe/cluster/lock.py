@@ -37,6 +37,17 @@ class NemoRLPin(BaseModel):
     submodules: dict[str, Optional[str]] = Field(default_factory=lambda: {s: None for s in SUBMODULES})
 
 
+class ModelPin(BaseModel):
+    """A released model the cascade depends on (the paper's released checkpoint: chat template, comparisons)."""
+
+    model_config = ConfigDict(extra="forbid")
+    repo_id: str
+    revision: str = Field(pattern=r"^[0-9a-f]{40}$")
+    verified: bool = Field(False, description="Checked against the Hub (a download resolved it); False = taken from "
+                                              "a public record only.")
+    source: str = ""
+
+
 class Lock(BaseModel):
     model_config = ConfigDict(extra="forbid")
     image: str
@@ -45,6 +56,7 @@ class Lock(BaseModel):
     nemo_rl: NemoRLPin = Field(default_factory=NemoRLPin)
     versions: dict[str, str] = Field(default_factory=dict, description="Stack of the release (NEMO_RL.md §1.1).")
     container_fingerprint: Optional[str] = None
+    released_model: Optional[ModelPin] = None
     resolved_by: Optional[str] = None
     resolved_at: Optional[str] = None
 

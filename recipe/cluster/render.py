@@ -314,6 +314,7 @@ def render_stage(cfg, run: RunDir, stage: str, *, out: Optional[Path] = None, al
         "git_commit": git["commit"], "git_dirty": git["dirty"], "allow_dirty": allow_dirty,
         "image": lock.image, "image_tag": lock.tag, "image_digest": lock.digest, "allow_unpinned": allow_unpinned,
         "nemo_rl": lock.nemo_rl.model_dump(), "container_fingerprint": lock.container_fingerprint,
+        "released_model": lock.released_model.model_dump() if lock.released_model else None,
         "resolved_config_sha256": config_hash(cfg), "code_snapshot": str(snapshot),
         "warnings": warnings, "jobs": job_prov,
     }

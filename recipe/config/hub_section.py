@@ -37,6 +37,10 @@ class HubArtifact(_Section):
     revision: Optional[str] = Field(
         None, description="Branch, tag or 40-hex commit downloaded by default (see module docstring). null for a "
                           "dataset: use the pin of the same repo in the `data` section (one place per value).")
+    revision_verified: bool = Field(
+        False, description="True only once `revision` was checked against the Hub (a download resolved it). A commit "
+                           "taken from a public record and not checked stays False and is reported as unverified.")
+    revision_source: str = Field("", description="Where the pinned revision comes from.")
     license: str = Field(description="License of the release as its card states it (RECIPE.md §1/§7).")
     always: list[str] = Field(default_factory=lambda: ["README.md"],
                               description="allow_patterns fetched whatever subsets are chosen (cards, configs).")

@@ -131,6 +131,9 @@ def download_artifact(
         "requested_revision": requested,
         "resolved_commit": commit,
         "pinned": requested == commit,
+        # the Hub resolved the requested revision to this commit just now: the pin is checked from here on
+        "revision_checked_against_hub": True,
+        "configured_revision_verified": artifact.revision_verified,
         "subsets": chosen,
         "allow_patterns": allow,
         "ignore_patterns": ignore,
