@@ -239,7 +239,7 @@ def test_scripts_pass_shellcheck(cascade):
 def test_launch_script_contents(cascade):
     run, r = cascade
     text = r["if_rl"].jobs[0].launch_path.read_text()
-    assert "--dependency=singleton" in text and "--nodes=32" in text and "--time=04:00:00" in text
+    assert 'dep="singleton' in text and "--nodes=32" in text and "--time=04:00:00" in text
     assert "WARNING: UNPINNED CONTAINER" in text.splitlines()[1]          # top of the script
     assert "fingerprint_check.py" in text and "--allow-unpinned" in text
     assert "examples/nemo_gym/run_grpo_nemo_gym.py" in text

@@ -107,24 +107,73 @@ def render(
 
 @app.command("submit")
 def submit(
-    stage: str = typer.Option(...),
+    stage: str = typer.Option(..., help="A stage, or 'all' for the cascade as one afterok dependency chain."),
     run_id: str = typer.Option(...),
     profile: Optional[str] = typer.Option(None),
     allow_unpinned: bool = typer.Option(False),
     allow_dirty: bool = typer.Option(False),
     set_: List[str] = typer.Option([], "--set", "-s"),
     input_model: Optional[str] = typer.Option(None, help="Start from this HF checkpoint (see render)."),
+    from_stage: Optional[str] = typer.Option(None, "--from", help="--stage all: first stage of the chain."),
+    until: Optional[str] = typer.Option(None, "--until", help="--stage all: last stage of the chain."),
+    segments: int = typer.Option(1, help="--stage all: 4-hour segments submitted per stage (singleton-chained)."),
     do_submit: bool = typer.Option(False, "--submit", help="Actually call sbatch (default: print the commands)."),
 ) -> None:
-    """Render the stage, then submit its launch script(s) only with --submit."""
+    """Render the stage, then submit its launch script(s) only with --submit. ``--stage all`` (or --from/--until)
+    submits the cascade as one afterok chain with teacher selection as its own job before MOPD; stages already done
+    are skipped (resume after the last finished stage)."""
     from recipe.cluster import notebook_api
     from recipe.config import ConfigError
 
     try:
+        if stage == "all" or from_stage or until:
+            from recipe.cluster.chain import chain_stages, submit_chain
+            from recipe.cluster.notebook_api import load_run_config
+            from recipe.runs.layout import RunDir
+
+            if stage != "all":
+                _fail("--from/--until go with --stage all")
+            run = RunDir.for_id(run_id)
+            run.path.mkdir(parents=True, exist_ok=True)
+            cfg = load_run_config(run, profile, tuple(set_))
+            if not do_submit:
+                todo = chain_stages(run, from_stage=from_stage, until=until)
+                console.print(f"dry run (add --submit): would chain {' -> '.join(todo) or 'nothing (all done)'} "
+                              f"with afterok dependencies; teacher selection runs as its own job before mopd")
+                return
+            jobs = submit_chain(cfg, run, from_stage=from_stage, until=until, segments=segments,
+                                profile=profile or cfg.profile, overrides=list(set_),
+                                render_kw={"allow_unpinned": allow_unpinned, "allow_dirty": allow_dirty})
+            for j in jobs:
+                console.print(f"submitted {j['job']}: {', '.join(j['job_ids'])}"
+                              + (f" (after {j['dependency']})" if j["dependency"] else ""))
+            return
         res = _render(profile, stage, run_id, None, allow_unpinned, allow_dirty, set_, input_model)
         cmds = notebook_api.submit(res, submit=do_submit)
         for c in cmds:
             console.print(("submitted: " if do_submit else "dry run (add --submit): ") + c)
+    except (*_ERRORS, ConfigError) as e:
+        _fail(str(e))
+
+
+@app.command("select-teachers")
+def select_teachers_cmd(
+    run_id: str = typer.Option(...),
+    profile: Optional[str] = typer.Option(None),
+    set_: List[str] = typer.Option([], "--set", "-s"),
+) -> None:
+    """The chain's teacher-selection job: read the finished stages (checkpoints, TensorBoard validation), resolve
+    MOPD's routing slots and point <mopd>/teachers/<slot> at the chosen checkpoints."""
+    from recipe.cluster.chain import select_teachers
+    from recipe.config import ConfigError
+    from recipe.cluster.notebook_api import load_run_config
+    from recipe.runs.layout import RunDir
+
+    try:
+        run = RunDir.for_id(run_id)
+        res = select_teachers(load_run_config(run, profile, tuple(set_)), run)
+        for agent, t in res["teachers"].items():
+            console.print(f"{agent}: {t['slot']} -> {t['checkpoint']}")
     except (*_ERRORS, ConfigError) as e:
         _fail(str(e))
 

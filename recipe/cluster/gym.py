@@ -274,6 +274,28 @@ def teacher_map(run, routing: dict[str, str], domains: list[str],
     return out, prov
 
 
+def slot_key(slot: str) -> str:
+    """File-name form of a routing slot (``select:if_rl,multi_domain_rl`` -> ``select-if_rl-multi_domain_rl``)."""
+    return slot.replace(":", "-").replace(",", "-").replace("/", "-")
+
+
+def deferred_teacher_map(teachers_dir: Path, routing: dict[str, str],
+                         domains: list[str]) -> tuple[dict[str, str], dict[str, Any]]:
+    """MOPD teacher map rendered before the teachers are known (``recipe cluster submit --stage all``): each agent
+    points at ``<teachers_dir>/<slot>``, a link the teacher-selection job creates once the earlier stages' validation
+    is read (``recipe.cluster.chain.select_teachers``). One path per distinct slot, so NeMo-RL's
+    ``deduplicate_shared_teacher_checkpoints`` and the node count see the same teacher groups as a direct render."""
+    missing = [d for d in domains if d not in routing]
+    if missing:
+        raise TeacherError(f"mopd.teacher_routing has no slot for domain(s) {missing}")
+    out, prov = {}, {}
+    for d in domains:
+        agent = agent_for(d, mopd=True)
+        out[agent] = str(Path(teachers_dir) / slot_key(routing[d]))
+        prov[agent] = {"domain": d, "slot": routing[d], "deferred": True, "checkpoint": out[agent]}
+    return out, prov
+
+
 def prefetch_config(domains: list[str]) -> dict[str, Any]:
     """NeMo-RL config holding only an ``env.nemo_gym`` block with every Gym server the cascade uses: the input of
     ``examples/nemo_gym/prefetch_venvs.py`` in ``containers/Dockerfile`` (it takes NeMo-RL configs, not Gym

@@ -117,7 +117,8 @@ def require_slurm_target(cl) -> None:
 
 def render_stage(cfg, run: RunDir, stage: str, *, out: Optional[Path] = None, allow_unpinned: bool = False,
                  allow_dirty: bool = False, project_root: Path = provenance.PROJECT_ROOT,
-                 apply_resume: bool = True, input_model: Optional[str] = None) -> RenderResult:
+                 apply_resume: bool = True, input_model: Optional[str] = None,
+                 defer_teachers: bool = False) -> RenderResult:
     """Render ``stage`` of ``run``. ``input_model`` replaces the chained input (previous stage's converted
     checkpoint, or the base model for SFT), e.g. for the MOPD RLHF-teacher branch trained from SFT."""
     if stage not in STAGE_PLAN:
@@ -249,7 +250,11 @@ def render_stage(cfg, run: RunDir, stage: str, *, out: Optional[Path] = None, al
                 else:
                     deviations.append(f"{dpaths[split]} does not exist yet: its agent_ref names were not checked")
             if mopd:
-                tmap, tprov = gym.teacher_map(run, section.teacher_routing, section.domains, cl.branches)
+                if defer_teachers:  # chained submission: the teacher-selection job fills these links
+                    tmap, tprov = gym.deferred_teacher_map(stage_dir / "teachers", section.teacher_routing,
+                                                           section.domains)
+                else:
+                    tmap, tprov = gym.teacher_map(run, section.teacher_routing, section.domains, cl.branches)
                 opd = nested.setdefault("on_policy_distillation", {})
                 opd["teacher_model_by_agent_name"] = tmap
                 opd["default_teacher_alias"] = gym.agent_for(section.domains[0], mopd=True)

@@ -64,7 +64,7 @@ def launch_script(s: LaunchSpec) -> str:
     if not s.account or not s.partition:
         raise ValueError("launch script needs a Slurm account and partition (cluster.account / cluster.partition)")
     sbatch_args = [f"--job-name={s.job_name}", f"--nodes={s.nodes}", f"--gres=gpu:{s.gpus_per_node}",
-                   f"--time={s.time_limit}", "--dependency=singleton", "--exclusive",
+                   f"--time={s.time_limit}", "--exclusive",
                    f"--account={s.account}", f"--partition={s.partition}"]
     env_lines = "".join(f"export {k}={q(v)}\n" for k, v in s.env.items())
     req = "".join(f': "${{{v}:?export {v} before launching (see docs/RUN_AT_SCALE.md)}}"\n' for v in s.requires_env)
@@ -86,8 +86,11 @@ export MOUNTS="$PWD:$PWD",{q(",".join(s.mounts))}
 export BASE_LOG_DIR={q(s.log_dir)}
 {env_lines}export COMMAND={q(command)}
 mkdir -p "$BASE_LOG_DIR"
+# DEPENDENCY (e.g. afterok:123, set by `recipe cluster submit --stage all`) is added to the singleton dependency
+dep="singleton${{DEPENDENCY:+,$DEPENDENCY}}"
 for ((i = 1; i <= SEGMENTS; i++)); do
-  sbatch {" ".join(q(a) for a in sbatch_args)} --output="$BASE_LOG_DIR/%j-segment.out" "$NEMO_RL_CHECKOUT/ray.sub"
+  jid="$(sbatch --parsable {" ".join(q(a) for a in sbatch_args)} --dependency="$dep" --output="$BASE_LOG_DIR/%j-segment.out" "$NEMO_RL_CHECKOUT/ray.sub")"
+  echo "submitted ${{jid%%;*}}"
 done
 """
 

@@ -11,8 +11,10 @@ checkpoint. Outputs, the same files the local backend writes:
 * ``validation.json`` per-domain scores from the newest step with ``validation/…`` scalars: a tag containing the
                       domain's Gym agent name (``validation/<agent>/…``, accuracy or reward preferred) gives that
                       domain's score, ``validation/total_reward/mean`` or ``validation/accuracy`` the ``all`` score.
-                      The per-agent tag naming is [inferred] from NeMo-RL's Gym metrics; unmatched domains are left
-                      out rather than guessed;
+                      The ``validation/`` prefix is checked against v0.7.0's source (``nemo_rl/algorithms/grpo.py``:
+                      ``logger.log_metrics(val_metrics, step, prefix="validation")``); the per-agent metric names
+                      inside it come from NeMo-Gym and are matched by agent name; unmatched domains are left out
+                      rather than guessed;
 * ``manifest.json``   status ``pending`` → ``running`` (a step or event exists) → ``done`` (the final job's HF folder
                       has config.json + safetensors), progress per job, newest training_info;
 * ``scores.json`` / ``teachers.json`` through ``recipe.pipeline.teachers.record_scores`` once the stage is done,

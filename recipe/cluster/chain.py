@@ -1,0 +1,169 @@
+"""The whole cascade as one Slurm dependency chain (``recipe cluster submit --stage all`` / ``--from`` / ``--until``).
+
+Every stage is rendered now and submitted with ``--dependency=afterok:<previous job>`` (plus the ``singleton`` that
+chains a stage's own segments), in plan order. Teacher selection is a job of its own between the teacher stages and
+MOPD: MOPD is rendered with a *deferred* teacher map (``gym.deferred_teacher_map``: one link per routing slot under
+``<mopd stage>/teachers/``) and the selection job (``recipe cluster select-teachers``, a 1-node CPU job) reads the
+finished stages' outputs — their converted checkpoints and the validation scalars NeMo-RL wrote to TensorBoard —
+resolves every slot exactly as a direct render would, and points the links at the chosen checkpoints. It fails
+(so MOPD never starts) when a slot cannot be resolved.
+
+Resume: stages whose manifest says ``done`` (``recipe cluster status`` sets it once the converted checkpoint exists)
+are skipped, and the chain starts after the last finished stage of the requested range. ``chain.json`` in the run
+directory records what was submitted with which dependency.
+
+Validation tags: NeMo-RL v0.7.0 logs validation metrics with ``logger.log_metrics(val_metrics, step,
+prefix="validation")`` (``nemo_rl/algorithms/grpo.py``; also ``sft.py``), i.e. TensorBoard tags
+``validation/<metric>``; ``recipe.cluster.status`` reads exactly that prefix. Which per-agent metric names NeMo-Gym
+contributes to ``val_metrics`` is not fixed by the logger and is left to ``status``'s matching by agent name.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Optional
+
+from recipe.config import STAGE_PLAN
+from recipe.runs.layout import RunDir
+
+SELECTION_JOB = "teacher_selection"
+VALIDATION_TAG_PREFIX = "validation/"   # nemo_rl/algorithms/grpo.py @ v0.7.0: prefix="validation", joined with "/"
+
+
+def chain_stages(run: RunDir, *, from_stage: Optional[str] = None, until: Optional[str] = None) -> list[str]:
+    """Stages to submit: the plan between ``from_stage`` and ``until`` (inclusive), starting after the last one
+    already done (resume)."""
+    for name, s in (("--from", from_stage), ("--until", until)):
+        if s is not None and s not in STAGE_PLAN:
+            raise KeyError(f"{name} {s!r}: not a stage of the plan ({', '.join(STAGE_PLAN)})")
+    lo = STAGE_PLAN.index(from_stage) if from_stage else 0
+    hi = STAGE_PLAN.index(until) if until else len(STAGE_PLAN) - 1
+    if lo > hi:
+        raise ValueError(f"--from {from_stage} comes after --until {until} in the plan")
+    stages = list(STAGE_PLAN[lo:hi + 1])
+    done = [i for i, s in enumerate(stages) if run.is_done(s)]
+    return stages[done[-1] + 1:] if done else stages
+
+
+def _job_ids(stdout: str) -> list[str]:
+    return [ln.split()[1] for ln in stdout.splitlines() if ln.startswith("submitted ") and len(ln.split()) > 1]
+
+
+def _sbatch_selection(cfg, run: RunDir, *, dependency: Optional[str], profile: str, project_root: Path,
+                      env: dict[str, str], overrides: list[str]) -> str:
+    cl = cfg.cluster
+    log_dir = run.stage_dir("mopd") / "teacher_selection"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    inner = (f"cd {shlex.quote(str(project_root))} && RECIPE_RUNS_DIR={shlex.quote(str(run.path.parent))} "
+             f"{shlex.quote(sys.executable)} -m recipe.cli cluster select-teachers --run-id {shlex.quote(run.run_id)} "
+             f"--profile {shlex.quote(profile)}" + "".join(f" -s {shlex.quote(o)}" for o in overrides))
+    args = ["sbatch", "--parsable", f"--job-name=recipe-{run.run_id}-{SELECTION_JOB}", "--nodes=1", "--time=01:00:00",
+            f"--account={cl.account}", f"--partition={cl.partition}", f"--output={log_dir}/%j.out"]
+    if dependency:
+        args.append(f"--dependency={dependency}")
+    out = subprocess.run(args + ["--wrap", inner], check=True, capture_output=True, text=True, env=env, timeout=120)
+    return out.stdout.strip().split(";")[0]
+
+
+def submit_chain(cfg, run: RunDir, *, from_stage: Optional[str] = None, until: Optional[str] = None,
+                 segments: int = 1, profile: str = "paper", render_kw: Optional[dict] = None,
+                 project_root: Optional[Path] = None, overrides: Optional[list[str]] = None) -> list[dict[str, Any]]:
+    """Render and submit the stages of the range as one afterok chain; returns (and writes to ``chain.json``) one
+    entry per submitted job: stage, job, Slurm ids, dependency."""
+    from recipe.cluster import provenance
+    from recipe.cluster.render import render_stage, require_slurm_target
+
+    require_slurm_target(cfg.cluster)
+    project_root = project_root or provenance.PROJECT_ROOT
+    stages = chain_stages(run, from_stage=from_stage, until=until)
+    if not stages:
+        raise RuntimeError(f"nothing to submit: every stage of the range is done in run {run.run_id}")
+    env = {k: v for k, v in os.environ.items() if k not in ("DEPENDENCY",)}
+    env["SEGMENTS"] = str(segments)
+    prev: Optional[str] = None
+    out: list[dict[str, Any]] = []
+    for stage in stages:
+        if stage == "mopd":
+            dep = f"afterok:{prev}" if prev else None
+            jid = _sbatch_selection(cfg, run, dependency=dep, profile=profile, project_root=project_root, env=env,
+                                    overrides=list(overrides or []))
+            out.append({"stage": "mopd", "job": SELECTION_JOB, "job_ids": [jid], "dependency": dep})
+            prev = jid
+        res = render_stage(cfg, run, stage, defer_teachers=(stage == "mopd"), **(render_kw or {}))
+        for job in res.jobs:
+            dep = f"afterok:{prev}" if prev else None
+            jenv = {**env, **({"DEPENDENCY": dep} if dep else {})}
+            p = subprocess.run(["bash", str(job.launch_path)], capture_output=True, text=True, env=jenv, timeout=300)
+            if p.returncode != 0:
+                raise RuntimeError(f"submitting {job.name} failed ({p.returncode}): {p.stderr.strip()[-500:]}")
+            ids = _job_ids(p.stdout)
+            if not ids:
+                raise RuntimeError(f"submitting {job.name}: sbatch printed no job id ({p.stdout.strip()[-300:]})")
+            out.append({"stage": stage, "job": job.name, "job_ids": ids, "dependency": dep})
+            prev = ids[-1]   # the next job waits for this stage's last segment
+    record = {"submitted_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "stages": stages,
+              "jobs": out}
+    history = json.loads(chain_path(run).read_text()) if chain_path(run).is_file() else []
+    run.write_json_atomic(chain_path(run), history + [record])
+    return out
+
+
+def chain_path(run: RunDir) -> Path:
+    return run.path / "chain.json"
+
+
+def select_teachers(cfg, run: RunDir) -> dict[str, Any]:
+    """The teacher-selection job: read the finished stages' outputs, resolve MOPD's routing slots, link them.
+
+    Reads every rendered stage's status first (converted checkpoint -> done; TensorBoard ``validation/…`` scalars ->
+    validation.json, scores.json, teachers.json, as ``recipe cluster status`` does). ``select:`` slots need each
+    candidate stage's selection record: on the cluster the candidates are the stages' converted final checkpoints
+    (intermediate NeMo-RL steps are Megatron checkpoints, not HF), scored by their last validation; the interval is a
+    normal approximation from the number of validation rows of the domain's agent (NeMo-RL logs means only)."""
+    from recipe.cluster import gym
+    from recipe.cluster.status import collect
+    from recipe.pipeline.teachers import record_selection, select_groups, selection_path
+
+    mopd = cfg.stage("mopd")
+    for s in STAGE_PLAN[:STAGE_PLAN.index("mopd")]:
+        if (run.read_manifest(s) or {}).get("cluster"):
+            collect(run, s)
+    for slot, domains in select_groups({d: mopd.teacher_routing[d] for d in mopd.domains}).items():
+        for s in slot.split(":", 1)[1].split(","):
+            s = s.strip()
+            if selection_path(run, s).is_file() or not run.is_done(s):
+                continue
+            scores = run.read_validation(s) or {}
+            prov = (run.read_manifest(s) or {}).get("cluster", {}).get("jobs", {})
+            val_counts = next(iter(prov.values()), {}).get("data", {}).get("agents", {}).get("validation", {}) if prov else {}
+            cand: dict[str, Any] = {}
+            for d in domains:
+                if d not in scores:
+                    continue
+                n = int(val_counts.get(gym.agent_for(d), 0)) or 1
+                p = float(scores[d])
+                half = 1.96 * (max(p * (1 - p), 0.0) / n) ** 0.5
+                cand[d] = {"score": p, "ci_low": p - half, "ci_high": p + half, "n": n}
+            record_selection(run, s, {"final": {"step": None, "checkpoint": str(run.checkpoint_dir(s)),
+                                                "scores": cand}})
+    tmap, tprov = gym.teacher_map(run, mopd.teacher_routing, mopd.domains, cfg.cluster.branches)
+    teachers_dir = run.stage_dir("mopd") / "teachers"
+    teachers_dir.mkdir(parents=True, exist_ok=True)
+    links = {}
+    for agent, ckpt in tmap.items():
+        link = teachers_dir / gym.slot_key(tprov[agent]["slot"])
+        tmp = link.with_name(link.name + ".tmp")
+        if tmp.is_symlink() or tmp.exists():
+            tmp.unlink()
+        tmp.symlink_to(ckpt)
+        os.replace(tmp, link)
+        links[str(link)] = ckpt
+    result = {"selected_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "teachers": tprov,
+              "links": links}
+    run.write_json_atomic(teachers_dir / "selection.json", result)
+    return result

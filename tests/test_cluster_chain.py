@@ -1,0 +1,137 @@
+"""Issue 14 item 11: `recipe cluster submit --stage all` submits the cascade as one afterok chain, with teacher
+selection as its own job before MOPD; resume starts after the last finished stage. sbatch and git are stand-ins on
+PATH that record their calls; the selection job's work is then run here on synthetic stage outputs."""
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from recipe.cli.cluster_cmd import app
+from recipe.cluster.chain import chain_stages, select_teachers, submit_chain
+from recipe.cluster.nrl_yaml import load_yaml
+from recipe.cluster.release import RELEASE_COMMIT
+from recipe.config import STAGE_PLAN, load_config
+from recipe.runs.layout import RunDir
+
+OVERRIDES = ["swe_rl.agentic.steps=100", "cluster.account=acct", "cluster.partition=batch",
+             "cluster.swe_container_formatter=docker://x/{instance_id}",
+             "cluster.branches.rlhf_from_sft=/ckpt/rlhf_branch"]
+
+FAKE_SBATCH = r"""#!/usr/bin/env bash
+n=$(( $(cat "$FAKE_DIR/n" 2>/dev/null || echo 100) + 1 ))
+echo "$n" > "$FAKE_DIR/n"
+echo "$n|$*" >> "$FAKE_DIR/sbatch.log"
+echo "$n"
+"""
+
+
+@pytest.fixture
+def fake(tmp_path, monkeypatch):
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    import shutil
+
+    real_git = shutil.which("git")
+    fake_git = (f'#!/usr/bin/env bash\nif [ "$2" = "$NEMO_RL_CHECKOUT" ]; then echo "{RELEASE_COMMIT}"; '
+                f'else exec {real_git} "$@"; fi\n')   # only the NeMo-RL checkout is faked
+    for name, body in (("sbatch", FAKE_SBATCH), ("git", fake_git)):
+        (bindir / name).write_text(body)
+        (bindir / name).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}:{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_DIR", str(tmp_path))
+    monkeypatch.setenv("NEMO_RL_CHECKOUT", str(tmp_path / "RL"))
+    monkeypatch.setenv("RECIPE_RUNS_DIR", str(tmp_path / "runs"))
+    monkeypatch.setenv("HF_TOKEN", "test-token")
+    return tmp_path
+
+
+def _calls(tmp: Path) -> list[tuple[str, str]]:
+    return [tuple(ln.split("|", 1)) for ln in (tmp / "sbatch.log").read_text().splitlines()]
+
+
+def _name(args: str) -> str:
+    return re.search(r"--job-name=recipe-\S+?-(\w+)", args).group(1)
+
+
+def _dep(args: str) -> str | None:
+    m = re.search(r"--dependency=(\S+)", args)
+    return m.group(1) if m else None
+
+
+def test_all_stages_chain_with_afterok_and_a_selection_job(fake):
+    cfg = load_config("paper", overrides=OVERRIDES)
+    run = RunDir.for_id("chain")
+    jobs = submit_chain(cfg, run, render_kw={"allow_unpinned": True, "allow_dirty": True}, overrides=OVERRIDES)
+    calls = _calls(fake)
+    names = [_name(a) for _, a in calls]
+    assert names == ["sft", "if_rl", "multi_domain_rl", "rlhf_branch", "teacher_selection", "mopd", "rlhf",
+                     "long_context_rl", "code_rl", "swe_rl_agentless", "swe_rl_agentic"]
+    ids = [i for i, _ in calls]
+    assert _dep(calls[0][1]) == "singleton"                          # the first stage waits for nothing else
+    for (prev_id, _), (_, args) in zip(calls, calls[1:]):
+        dep = _dep(args)
+        assert dep.endswith(f"afterok:{prev_id}"), (args, prev_id)   # every job waits for the one before
+    sel = calls[names.index("teacher_selection")][1]
+    assert "--nodes=1" in sel and "--gres" not in sel and "select-teachers" in sel and "--run-id chain" in sel
+    assert "-s cluster.branches.rlhf_from_sft=/ckpt/rlhf_branch" in sel
+    assert [j["job_ids"][-1] for j in jobs] == ids
+    # MOPD was rendered with deferred teachers: one link per routing slot, filled by the selection job
+    tmap = load_yaml(run.stage_dir("mopd") / "cluster" / "mopd.yaml")["on_policy_distillation"][
+        "teacher_model_by_agent_name"]
+    assert set(Path(p).parent for p in tmap.values()) == {run.stage_dir("mopd") / "teachers"}
+    assert len(set(tmap.values())) == 3     # stage:sft, branch:rlhf_from_sft, one select: group
+    assert json.loads((run.path / "chain.json").read_text())[-1]["stages"] == list(STAGE_PLAN)
+
+
+def test_resume_and_range(fake, tmp_path):
+    run = RunDir.for_id("resume")
+    for s in ("sft", "if_rl"):
+        run.write_manifest(s, {"status": "done"})
+    assert chain_stages(run) == list(STAGE_PLAN[2:])
+    assert chain_stages(run, until="rlhf_branch") == ["multi_domain_rl", "rlhf_branch"]
+    assert chain_stages(run, from_stage="code_rl") == ["code_rl", "swe_rl"]
+    run.write_manifest("code_rl", {"status": "done"})
+    assert chain_stages(run, from_stage="if_rl", until="code_rl") == []
+    with pytest.raises(ValueError, match="comes after"):
+        chain_stages(run, from_stage="mopd", until="sft")
+    cli = CliRunner()
+    slurm = [a for o in OVERRIDES for a in ("-s", o)]
+    r = cli.invoke(app, ["submit", "--stage", "all", "--run-id", "resume", "--profile", "paper", *slurm,
+                         "--from", "rlhf", "--allow-unpinned", "--allow-dirty", "--submit"])
+    assert r.exit_code == 0, r.output
+    names = [_name(a) for _, a in _calls(fake)]
+    assert names == ["swe_rl_agentless", "swe_rl_agentic"]     # code_rl is done: the chain resumes after it
+
+
+def test_selection_job_reads_stage_outputs_and_links_teachers(fake):
+    from recipe.pipeline.teachers import record_scores
+
+    cfg = load_config("paper", overrides=OVERRIDES)
+    run = RunDir.for_id("sel")
+    submit_chain(cfg, run, until="mopd", render_kw={"allow_unpinned": True, "allow_dirty": True})
+    for s, scores in (("sft", {"math": 0.8}),
+                      ("if_rl", {"instruction_following": 0.8, "mcqa": 0.5, "workplace_tools": 0.5,
+                                 "structured_output": 0.5}),
+                      ("multi_domain_rl", {"instruction_following": 0.7, "mcqa": 0.7, "workplace_tools": 0.7,
+                                           "structured_output": 0.9})):
+        run.write_manifest(s, {**(run.read_manifest(s) or {}), "status": "done"})
+        run.write_validation(s, scores, step=1, source="test")
+        record_scores(run, s, scores)
+        run.checkpoint_dir(s).mkdir(parents=True, exist_ok=True)
+    res = select_teachers(cfg, run)
+    tdir = run.stage_dir("mopd") / "teachers"
+    assert os.readlink(tdir / "stage-sft") == str(run.checkpoint_dir("sft"))
+    assert os.readlink(tdir / "branch-rlhf_from_sft") == "/ckpt/rlhf_branch"
+    # one multi-domain teacher by group average over the four domains: MD-RL 0.75 > IF-RL 0.575
+    assert os.readlink(tdir / "select-if_rl-multi_domain_rl") == str(run.checkpoint_dir("multi_domain_rl"))
+    assert res["teachers"]["genrm_simple_agent"]["checkpoint"] == "/ckpt/rlhf_branch"
+    # a stage that never finished: the selection job fails, so MOPD (afterok) never starts
+    run2 = RunDir.for_id("sel2")
+    submit_chain(cfg, run2, until="mopd", render_kw={"allow_unpinned": True, "allow_dirty": True})
+    with pytest.raises(ValueError, match="not done|no teacher"):
+        select_teachers(cfg, run2)
