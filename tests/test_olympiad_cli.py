@@ -144,3 +144,12 @@ def test_imo_proof_cli_stores_every_grade(shared_dir, tmp_path, judge_server):
     assert grades[0]["proof"] == "A proof."
     s = _invoke(args + ["--out", str(tmp_path / "m"), "--aggregation", "mean", "--samples", "3"])
     assert s["points_mean"] == pytest.approx((20 / 3 + (0 + 7 + 6) / 3) / 2)
+
+
+def test_rows_marked_non_thinking_are_graded_whole():
+    from recipe.eval.olympiad.imo_proof import visible_proof
+    from recipe.eval.olympiad.score_cli import as_response
+    assert visible_proof(as_response({"response": "A proof.", "thinking": False})) == "A proof."
+    assert visible_proof(as_response({"response": "A proof."})) == ""  # thinking mode, no </think>: nothing graded
+    with pytest.raises(ValueError, match="thinking"):
+        as_response({"response": "x", "thinking": "no"})

@@ -10,7 +10,8 @@
 - ``icpc``: ``--problems DIR`` (one Kattis package per sub-folder, named by problem letter) ``--submissions DIR``
   (``<problem>/<any>.cpp`` or ``<problem>_<any>.cpp``, taken in name order) ``--out OUT``: solved, submissions per
   problem and simulated penalty, with the policy settings from the profile.
-- ``imo-answer``: ``--responses FILE.jsonl`` (``Problem ID`` + ``response`` per line; k lines per problem)
+- ``imo-answer``: ``--responses FILE.jsonl`` (``Problem ID`` + ``response`` per line, optional ``thinking``
+  true/false per line (default: thinking, so text before ``</think>`` is never graded); k lines per problem)
   ``--data IMO_BENCH_DIR --judge-prompt FILE [--judge-endpoint URL --judge-model NAME]``: avg@k ± SE.
 - ``imo-proof``: ``--responses FILE.jsonl`` (``Problem ID`` + ``response`` = the final proof) ``--data
   --judge-prompt --judge-endpoint --judge-model [--samples N --aggregation zero_if_any_zero|mean]``.
@@ -93,6 +94,16 @@ def _read_responses(path: str | None) -> list[dict]:
                 raise ValueError(f"{path}:{no}: needs 'Problem ID' and 'response'")
             rows.append(row)
     return rows
+
+
+def as_response(row: dict) -> Any:
+    """The row's response; a row marked ``"thinking": false`` (generated without reasoning) is graded whole."""
+    resp, thinking = row["response"], row.get("thinking")
+    if thinking is not None and not isinstance(thinking, bool):
+        raise ValueError(f"field 'thinking' must be true/false, got {thinking!r}")
+    if thinking is False and isinstance(resp, str):
+        return {"role": "assistant", "content": resp, "reasoning_content": ""}  # nothing to strip
+    return resp
 
 
 def _need(args, *names: str) -> None:
@@ -185,7 +196,7 @@ def score_imo_answer(args, responses: str | None, out: Path, cfg) -> dict:
     bench = load_answerbench(args.data, args.version or c.version, on_malformed=c.on_malformed)
     grouped: dict[str, list] = {}
     for row in _read_responses(responses):
-        grouped.setdefault(str(row["Problem ID"]), []).append(row["response"])
+        grouped.setdefault(str(row["Problem ID"]), []).append(as_response(row))
     judge = _LazyJudge(args.judge_endpoint, args.judge_model or c.judge_model, args.judge_api_key_env, c.judge.model_dump(),
                        args.judge_server)
     res = score_answerbench(bench, grouped, judge, load_prompt(args.judge_prompt, JUDGE_FIELDS),
@@ -205,7 +216,7 @@ def score_imo_proof(args, responses: str | None, out: Path, cfg) -> dict:
     for row in _read_responses(responses):
         if str(row["Problem ID"]) in proofs:
             raise ValueError(f"two final proofs for {row['Problem ID']}: give one per problem")
-        proofs[str(row["Problem ID"])] = row["response"]
+        proofs[str(row["Problem ID"])] = as_response(row)
     judge = _LazyJudge(args.judge_endpoint, args.judge_model or c.judge_model, args.judge_api_key_env, c.judge.model_dump(),
                        args.judge_server)
     out.mkdir(parents=True, exist_ok=True)
