@@ -34,9 +34,10 @@ def fetch(source: BenchmarkSource, mirror: Path | None = None, *, allow_hub: boo
 
     from recipe.hub.errors import HubError, current_endpoint, hub_errors
     try:
-        with hub_errors(source.repo_id, source.repo_type, current_endpoint(), source.revision):
+        endpoint = current_endpoint()
+        with hub_errors(source.repo_id, source.repo_type, endpoint, source.revision):
             p = Path(hf_hub_download(source.repo_id, source.file, repo_type=source.repo_type, revision=source.revision,
-                                     etag_timeout=10))
+                                     etag_timeout=10, endpoint=endpoint))
     except (HubError, OSError) as e:
         raise SourceUnavailable(f"{source.repo_id}@{source.revision}:{source.file} unavailable: {e}") from None
     return p, {**prov, "via": "hub", "path": str(p), "sha256": sha256_file(p)}
