@@ -115,3 +115,30 @@ def test_concat_rollouts_aligns_prompts_and_responses_of_two_rounds():
     assert m.mask_BS.tolist() == [[0, 0, 0, 1, 1], [0, 0, 0, 1, 0]]
     assert m.inf_logprobs_BS.tolist() == [[0, 0, 0, -1, -2], [0, 0, 0, -3, 0]]
     assert m.texts == ["x", "y"] and m.finished_B.tolist() == [True, False]
+
+
+def test_rl_step_with_nothing_left_to_train_logs_the_shortfall_and_leaves_weights(tmp_path):
+    """An untrained model never satisfies an IF prompt: every group has reward 0 everywhere (zero std), dynamic
+    filtering drops them all, the refill round (cap 2) finds nothing either -> no update, shortfall = target."""
+    from recipe.config import load_config
+    from recipe.domains import build_tiny_splits, tokenizer_corpus
+    from recipe.model import build_tiny
+    from recipe.runs import RunDir
+    from recipe.train.context import StageContext
+    from recipe.train.rl import rl_prompt_pools, rl_step
+
+    cfg = load_config("tiny", ["domains.tiny.train_items=40", "domains.tiny.val_items=4",
+                               "domains.tiny.selection_items=4", "if_rl.prompts_per_step=2",
+                               "if_rl.generations_per_prompt=2", "if_rl.max_response_tokens=4",
+                               "if_rl.dynamic_filtering_max_rounds=2"])
+    splits = build_tiny_splits(cfg.domains.tiny, cfg.domains.names, 0)
+    model, tok = build_tiny(cfg.model, tokenizer_corpus(splits, cfg.domains.names, 40), 0)
+    ctx = StageContext(run=RunDir(tmp_path / "r"), stage="if_rl", cfg=cfg, model=model, tokenizer=tok,
+                       splits=splits, progress=False)
+    before = [p.detach().clone() for p in model.parameters()]
+    opt = torch.optim.AdamW(model.parameters(), lr=1.0)
+    m = rl_step(ctx, cfg.if_rl, opt, 0, rl_prompt_pools(ctx, cfg.if_rl))
+    assert m["reward_mean"] == 0.0
+    assert (m["updated"], m["kept_groups"], m["target_groups"], m["shortfall"]) == (False, 0, 2, 2)
+    assert (m["gen_rounds"], m["sampled_groups"]) == (2, 4)   # round 0: 2 prompts, refill round: the missing 2
+    assert all(torch.equal(a, b) for a, b in zip(before, model.parameters()))
