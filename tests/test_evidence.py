@@ -43,3 +43,25 @@ def test_teacher_match_and_missing_stages(tmp_path):
     assert row["score"] == 75.0 and row["teacher"]["score"] == 100.0 and row["holds"] is False
     rows = evidence_rows([a], [DeltaTarget("c", "rlhf raises chat", "rlhf", ("chat",))])
     assert rows[0]["holds"] is None and "not done" in rows[0]["note"]
+
+
+def test_report_json_has_the_documented_shape(tmp_path, monkeypatch):
+    import json
+
+    from typer.testing import CliRunner
+
+    from recipe.cli import app
+    monkeypatch.setenv("RECIPE_RUNS_DIR", str(tmp_path))
+    run = _run(tmp_path, "r", [0, 0, 1, 1], [1, 1, 1, 1], [0, 0, 0, 0])
+    run.update_run_json(profile="tiny")
+    for stage, vals in (("sft", 0.0), ("if_rl", 50.0), ("mopd", 100.0)):
+        run.write_validation(stage, {"if": vals}, ci={"if": {"score": vals, "ci_low": vals, "ci_high": vals, "n": 4}})
+    r = CliRunner().invoke(app, ["report", "--run-id", "r", "--json"])
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.output)
+    assert set(data) == {"stages", "deltas", "teachers"}
+    assert data["stages"]["mopd"]["if"] == {"score": 100.0, "ci_low": 100.0, "ci_high": 100.0, "n": 4}
+    # mopd vs its input if_rl: prompts 0 and 1 go 0 -> 1, prompts 2 and 3 stay 1: +50 points over 4 prompts
+    assert data["deltas"]["mopd"]["input"] == "if_rl" and data["deltas"]["mopd"]["if"]["score"] == 50.0
+    assert data["deltas"]["if_rl"]["input"] == "sft"
+    assert data["teachers"]["mopd"]["teachers"]["if"]["stage"] == "sft"
