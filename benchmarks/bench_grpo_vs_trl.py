@@ -1,4 +1,6 @@
-"""One GRPO step: our trainer vs TRL's GRPOTrainer, same tiny model, batch and settings, in one process.
+"""One GRPO step: our trainer vs TRL's GRPOTrainer; one MOPD step: ours vs TRL's on-policy distillation trainer
+(``DistillationTrainer``, the successor of GKD in trl 1.16, fully on-policy, beta=1 = reverse KL); same tiny model,
+batch and settings, in one process. Targets (issue 11): both ratios TRL/ours >= 2.0.
 
 Settings shared by both (the tiny profile's IF-RL stage): P prompts x G generations, max_new_tokens, T=1.0,
 top_p=1.0, lr, AdamW, no KL (beta=0), token-level ("dapo") loss, group-scaled rewards, one optimizer update per
@@ -9,8 +11,15 @@ instruct mode (this changes the reward values, not the work per step).
 
     .venv/bin/python benchmarks/bench_grpo_vs_trl.py [--checkpoint runs/tiny-seed0/01_sft/checkpoint] [--steps 5]
 
-Prints a table: seconds per step (median of the timed steps, after 1 warm-up) and the ratio TRL / ours
-(target >= 1.0: ours no slower).
+MOPD settings shared by both (the tiny profile's mopd stage): 64 prompts x 1 sample over the MOPD domains,
+the same rendered prompt texts (our chat template, each record's own mode), max_new_tokens, T=1.0, top_p=1.0,
+lr (constant), AdamW betas, grad clip, one update per batch, one teacher. What cannot be matched: TRL takes a
+single teacher (ours routes per domain; the benchmark gives every domain the same teacher so the work is equal);
+TRL's loss is the full-vocabulary reverse KL on every token, ours the paper's sampled-token advantage
+log pi_teacher - log pi_student with the importance mask (Eq. 3-4); TRL draws prompts from a shuffled dataset,
+ours from the seeded domain mix (the same prompt-length distribution, not the same prompts).
+
+Prints a table: seconds per step (median of the timed steps, after 1 warm-up) and the ratio TRL / ours.
 """
 from __future__ import annotations
 
@@ -39,20 +48,55 @@ def build_model(checkpoint: str | None):
     return cfg, splits, model, tok, origin
 
 
-def time_ours(cfg, splits, model, tok, steps: int) -> list[float]:
+def time_ours(cfg, splits, model, tok, steps: int, stage: str = "if_rl", teacher=None) -> list[float]:
     from recipe.runs import RunDir
     from recipe.train.context import StageContext
     from recipe.train.rl import rl_prompt_pools, rl_step
-    scfg = cfg.if_rl.model_copy(update={"dynamic_filtering": False})
+    scfg = getattr(cfg, stage).model_copy(update={"dynamic_filtering": False})
     run = RunDir(tempfile.mkdtemp(prefix="bench-ours-"))
-    ctx = StageContext(run=run, stage="if_rl", cfg=cfg, model=model, tokenizer=tok, splits=splits, progress=False)
+    ctx = StageContext(run=run, stage=stage, cfg=cfg, model=model, tokenizer=tok, splits=splits, progress=False)
     opt = torch.optim.AdamW(model.parameters(), lr=scfg.lr, betas=tuple(scfg.adam_betas), weight_decay=0.0)
     pools = rl_prompt_pools(ctx, scfg)
+    teachers = {d: teacher for d in scfg.domains} if teacher is not None else None
     times = []
     for step in range(steps + 1):
         t0 = time.perf_counter()
-        rl_step(ctx, scfg, opt, step, pools)
+        rl_step(ctx, scfg, opt, step, pools, teachers=teachers)
         times.append(time.perf_counter() - t0)
+    return times[1:]
+
+
+def time_trl_distill(cfg, splits, model, teacher, tok, steps: int) -> list[float]:
+    from datasets import Dataset
+    from transformers import TrainerCallback
+    from trl import DistillationConfig, DistillationTrainer
+
+    from recipe.domains import pool
+    from recipe.train.rollout import record_thinking, render_prompt
+    s = cfg.mopd
+    texts = [render_prompt(tok, r, record_thinking(r, s.mode)) for d in s.domains
+             for r in pool(splits[d]["train"], "rl")]
+    args = DistillationConfig(
+        output_dir=tempfile.mkdtemp(prefix="bench-trl-distill-"),
+        per_device_train_batch_size=s.prompts_per_step * s.generations_per_prompt,
+        max_completion_length=s.max_response_tokens, temperature=s.temperature, top_p=s.top_p, top_k=0, beta=1.0,
+        learning_rate=s.lr, lr_scheduler_type="constant", adam_beta1=s.adam_betas[0], adam_beta2=s.adam_betas[1],
+        weight_decay=0.0, max_grad_norm=s.grad_clip, bf16=False, gradient_checkpointing=False, use_cpu=True,
+        max_steps=steps + 1, logging_steps=1000, save_strategy="no", report_to="none", seed=0,
+        dataloader_num_workers=0)
+    times: list[float] = []
+
+    class Timer(TrainerCallback):
+        def on_step_begin(self, *a, **k):
+            self.t0 = time.perf_counter()
+
+        def on_step_end(self, *a, **k):
+            times.append(time.perf_counter() - self.t0)
+
+    trainer = DistillationTrainer(model=model, teacher_model=teacher, args=args,
+                                  train_dataset=Dataset.from_list([{"prompt": t} for t in texts]),
+                                  processing_class=tok, callbacks=[Timer()])
+    trainer.train()
     return times[1:]
 
 
@@ -100,20 +144,32 @@ def main() -> None:
     ap.add_argument("--checkpoint", default="runs/tiny-seed0/01_sft/checkpoint")
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--only", choices=["all", "grpo", "mopd"], default="all")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     cfg, splits, model, tok, origin = build_model(a.checkpoint)
     import copy
-    ours = time_ours(cfg, splits, copy.deepcopy(model), tok, a.steps)
-    trl = time_trl(cfg, splits, copy.deepcopy(model), tok, a.steps)
-    s = cfg.if_rl
-    mo, mt = statistics.median(ours), statistics.median(trl)
-    print(f"\nGRPO step, {s.prompts_per_step} prompts x {s.generations_per_prompt} generations, "
-          f"max {s.max_response_tokens} new tokens, {a.threads} torch thread(s); model: {origin}")
-    print(f"{'trainer':<10} {'median s/step':>14} {'min':>8} {'max':>8}  steps")
-    print(f"{'ours':<10} {mo:>14.3f} {min(ours):>8.3f} {max(ours):>8.3f}  {len(ours)}")
-    print(f"{'TRL':<10} {mt:>14.3f} {min(trl):>8.3f} {max(trl):>8.3f}  {len(trl)}")
-    print(f"ratio TRL/ours = {mt / mo:.2f}  (target >= 1.0)")
+    rows = []
+    if a.only in ("all", "grpo"):
+        ours = time_ours(cfg, splits, copy.deepcopy(model), tok, a.steps)
+        trl = time_trl(cfg, splits, copy.deepcopy(model), tok, a.steps)
+        s = cfg.if_rl
+        rows.append((f"GRPO ({s.prompts_per_step} prompts x {s.generations_per_prompt}, max {s.max_response_tokens} "
+                     "new tokens)", "GRPOTrainer", ours, trl))
+    if a.only in ("all", "mopd"):
+        teacher = copy.deepcopy(model).eval()
+        ours = time_ours(cfg, splits, copy.deepcopy(model), tok, a.steps, stage="mopd", teacher=teacher)
+        trl = time_trl_distill(cfg, splits, copy.deepcopy(model), copy.deepcopy(model).eval(), tok, a.steps)
+        s = cfg.mopd
+        rows.append((f"MOPD ({s.prompts_per_step} prompts x {s.generations_per_prompt}, max {s.max_response_tokens} "
+                     "new tokens)", "DistillationTrainer (beta=1)", ours, trl))
+    print(f"\n{a.threads} torch thread(s); model: {origin}")
+    print(f"{'step':<44} {'trainer':<28} {'median s/step':>14} {'min':>8} {'max':>8}  steps")
+    for title, trl_name, ours, trl in rows:
+        mo, mt = statistics.median(ours), statistics.median(trl)
+        print(f"{title:<44} {'ours':<28} {mo:>14.3f} {min(ours):>8.3f} {max(ours):>8.3f}  {len(ours)}")
+        print(f"{'':<44} {'TRL ' + trl_name:<28} {mt:>14.3f} {min(trl):>8.3f} {max(trl):>8.3f}  {len(trl)}")
+        print(f"{'':<44} ratio TRL/ours = {mt / mo:.2f}  (target >= 2.0: {'MET' if mt / mo >= 2.0 else 'NOT MET'})")
 
 
 if __name__ == "__main__":

@@ -153,20 +153,56 @@ def sequence_logprobs(model, input_ids_BS, attention_mask_BS, mask_BS=None) -> t
     """log p(token_t | tokens_<t), aligned to positions ([B, S], position 0 = 0).
 
     With ``mask_BS`` only masked positions are computed (the LM head and softmax run on response tokens only,
-    the bulk of the cost for a tiny model with long prompts); other positions are 0. Rows that repeat the same
-    prompt (a GRPO group's G samples) share one prompt forward (:func:`_hidden_states`).
+    the bulk of the cost for a tiny model with long prompts); other positions are 0. Rows of very different
+    lengths run in length buckets, each trimmed to its own columns (:func:`length_buckets`), and rows that repeat
+    the same prompt (a GRPO group's G samples) share one prompt forward (:func:`_hidden_states`). Both are exact:
+    the same values and gradients as one padded forward.
     """
     if mask_BS is None:
         logits = model(input_ids=input_ids_BS, attention_mask=attention_mask_BS, use_cache=False).logits
         lp = torch.log_softmax(logits[:, :-1].float(), -1).gather(-1, input_ids_BS[:, 1:].unsqueeze(-1)).squeeze(-1)
         return torch.cat([torch.zeros_like(lp[:, :1]), lp], 1)
-    hidden_BSH = _hidden_states(model, input_ids_BS, attention_mask_BS, mask_BS)
-    sel = mask_BS[:, 1:].bool()
-    logits_NV = model.lm_head(hidden_BSH[:, :-1][sel]).float()
-    lp_N = torch.log_softmax(logits_NV, -1).gather(-1, input_ids_BS[:, 1:][sel].unsqueeze(-1)).squeeze(-1)
-    out = torch.zeros(input_ids_BS.shape, dtype=lp_N.dtype)
-    out[:, 1:][sel] = lp_N
+    out = torch.zeros(input_ids_BS.shape, dtype=torch.float32)
+    for rows, lo, hi in length_buckets(input_ids_BS, attention_mask_BS, mask_BS):
+        ids, attn, mask = (t[rows, lo:hi] for t in (input_ids_BS, attention_mask_BS, mask_BS))
+        hidden_BSH = _hidden_states(model, ids, attn, mask)
+        sel = mask[:, 1:].bool()
+        logits_NV = model.lm_head(hidden_BSH[:, :-1][sel]).float()
+        lp_N = torch.log_softmax(logits_NV, -1).gather(-1, ids[:, 1:][sel].unsqueeze(-1)).squeeze(-1)
+        r_idx, c_idx = sel.nonzero(as_tuple=True)
+        out[rows[r_idx], lo + 1 + c_idx] = lp_N
     return out
+
+
+_BUCKET_OVERHEAD_TOKENS = 2048  # one more forward costs about as much as this many extra padded tokens (tiny, CPU)
+
+
+def length_buckets(input_ids_BS, attention_mask_BS, mask_BS, max_buckets: int = 4) -> list[tuple[torch.Tensor, int, int]]:
+    """Split rows into contiguous groups of a length order, each with the column range it uses: ``(rows, lo,
+    hi)``. Rows are ordered by their first used column (left padding), then by the last one, except that rows
+    repeating a prompt stay in their original order, so a group's samples land in one bucket (prefix sharing).
+    The number of buckets minimises padded tokens + a per-forward overhead; 1 bucket when padding is small."""
+    used = attention_mask_BS.bool() | mask_BS.bool()
+    B, S = used.shape
+    first = torch.where(used.any(1), used.float().argmax(1), torch.zeros(B, dtype=torch.long))
+    last = S - used.flip(1).float().argmax(1)
+    cols = mask_BS.bool().any(0).nonzero()
+    grouped = False
+    if len(cols) and int(cols[0]) > 0:
+        P = int(cols[0])
+        prefix = torch.cat([input_ids_BS[:, :P], attention_mask_BS[:, :P]], 1)
+        grouped = 2 * len(torch.unique(prefix, dim=0)) <= B
+    key = first * (S + 1) * B + (torch.arange(B) if grouped else last * B + torch.arange(B))
+    order = torch.argsort(key)
+    f, l = first[order], last[order]
+    best = None
+    for k in range(1, min(max_buckets, max(1, B // 8)) + 1):
+        edges = [round(i * B / k) for i in range(k + 1)]
+        parts = [(order[a:b], int(f[a:b].min()), int(l[a:b].max())) for a, b in zip(edges, edges[1:]) if b > a]
+        cost = sum(len(r) * (hi - lo) for r, lo, hi in parts) + _BUCKET_OVERHEAD_TOKENS * len(parts)
+        if best is None or cost < best[0]:
+            best = (cost, parts)
+    return best[1]
 
 
 def _hidden_states(model, input_ids_BS, attention_mask_BS, mask_BS) -> torch.Tensor:

@@ -76,16 +76,12 @@ def train_sft(ctx: StageContext, scfg: SFTConfig) -> dict:
         lr = lr_at(step, scfg, total)
         for g in opt.param_groups:
             g["lr"] = lr
-        # Two length-sorted micro-batches cut padding (long tool prompts beside short math ones); the loss is
-        # still the token mean over the whole batch, so the gradient equals one full-batch step.
-        batch.sort(key=lambda pa: len(pa[0]) + len(pa[1]))
-        chunks = [data.collate(c, tok.pad_token_id) for c in (batch[: len(batch) // 2], batch[len(batch) // 2:]) if c]
-        n_tokens = int(sum(mask.sum() for _, _, mask in chunks))
-        loss_sum = 0.0
-        for ids, attn, mask in chunks:
-            part, _ = sft_loss(sequence_logprobs(model, ids, attn, mask), mask, normalizer=n_tokens)
-            part.backward()
-            loss_sum += part.item()
+        # One padded batch; sequence_logprobs runs it in trimmed length buckets (same loss and gradient).
+        ids, attn, mask = data.collate(batch, tok.pad_token_id)
+        n_tokens = int(mask.sum())
+        loss, _ = sft_loss(sequence_logprobs(model, ids, attn, mask), mask, normalizer=n_tokens)
+        loss.backward()
+        loss_sum = loss.item()
         m = {"loss": loss_sum, "tokens": n_tokens}
         gn = torch.nn.utils.clip_grad_norm_(model.parameters(), scfg.grad_clip)
         opt.step()
