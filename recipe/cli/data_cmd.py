@@ -50,6 +50,14 @@ def curate(
         typer.echo(f"{rep.quarantined} rows quarantined (reasons: {rep.quarantined_by_reason}); "
                    f"see {out / 'quarantine.jsonl'}")
     typer.echo(f"report: {out / 'report.json'}  card: {out / 'README.md'}  reconciles: {rep.reconciles}")
+    # per-stage layout the cluster renderer reads (<data_root>/<stage>/{train,validation}.jsonl; SFT: sft/)
+    from recipe.config import load_config
+    from recipe.data.stage_layout import write_stage_layout
+
+    counts = write_stage_layout(out, load_config(profile, overrides=list(set_)))
+    filled = {k: v for k, v in counts.items() if v["train"] or v["validation"]}
+    typer.echo(f"stage layout (cluster.data_root={out}): sft/ + " +
+               (", ".join(f"{k}: {v['train']}/{v['validation']}" for k, v in filled.items()) or "no RL prompts"))
 
 
 @app.command()
