@@ -18,7 +18,8 @@ from recipe.cluster.release import RELEASE_COMMIT
 from recipe.config import STAGE_PLAN, load_config
 from recipe.runs.layout import RunDir
 
-OVERRIDES = ["swe_rl.agentic.steps=100", "cluster.account=acct", "cluster.partition=batch",
+HUB_DL = "hub.download_dir=" + str(__import__("pathlib").Path(__file__).parent / "fixtures/cluster/hub_downloads")  # stand-in released tokenizer download
+OVERRIDES = [HUB_DL, "swe_rl.agentic.steps=100", "cluster.account=acct", "cluster.partition=batch",
              "cluster.swe_container_formatter=docker://x/{instance_id}",
              "cluster.branches.rlhf_from_sft=/ckpt/rlhf_branch"]
 

@@ -25,7 +25,8 @@ from recipe.config import STAGE_PLAN, load_config
 from recipe.config.stages import MOPDConfig, RLStageConfig, SFTConfig
 from recipe.runs.layout import RunDir
 
-OVERRIDES = ["swe_rl.agentic.steps=100", "mopd.is_seq_mask_threshold=2.0",
+HUB_DL = "hub.download_dir=" + str(__import__("pathlib").Path(__file__).parent / "fixtures/cluster/hub_downloads")  # stand-in released tokenizer download
+OVERRIDES = [HUB_DL, "swe_rl.agentic.steps=100", "mopd.is_seq_mask_threshold=2.0",
              "cluster.branches.rlhf_from_sft=/ckpt/rlhf_branch", "cluster.account=acct", "cluster.partition=batch",
              "cluster.swe_container_formatter=docker://swebench/sweb.eval.x86_64.{instance_id}"]
 SHELLCHECK = Path(sys.executable).parent / "shellcheck"

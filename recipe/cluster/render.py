@@ -162,6 +162,7 @@ def render_stage(cfg, run: RunDir, stage: str, *, out: Optional[Path] = None, al
     for job_name, section, res_key in _jobs_of(cfg, stage):
         judges: dict[str, Any] = {}
         n_judge_nodes = 0
+        template_prov: Optional[dict[str, Any]] = None
         kind = stage_kind(stage, getattr(section, "advantage_estimator", None))
         res = cl.resources(res_key)
         phase = job_name.removeprefix(f"{stage}_") if job_name != stage else None
@@ -189,12 +190,20 @@ def render_stage(cfg, run: RunDir, stage: str, *, out: Optional[Path] = None, al
         agent_counts: dict[str, dict[str, int]] = {}
         if kind == "sft":
             # sft.yaml's own chat_template is a SQuAD prompt; NeMo-RL loads a *.jinja path from file, so the
-            # recipe's Nemotron-Cascade 2 template (recipe.model.chat_template, RECIPE.md §2) is written beside
-            # the YAML and referenced. RL stages inherit it from the converted checkpoint's tokenizer.
-            from recipe.model.chat_template import CHAT_TEMPLATE
+            # Nemotron-Cascade 2 template is written beside the YAML and referenced: at paper scale the released
+            # tokenizer's own (recipe.cluster.chat_template), in the tiny profile recipe.model.chat_template.
+            # RL stages inherit it from the converted checkpoint's tokenizer.
+            if cl.chat_template == "released":   # paper scale: the released tokenizer's template (pinned download)
+                from recipe.cluster.chat_template import released_template
 
+                template_text, template_prov = released_template(cfg, project_root)
+            else:
+                from recipe.model.chat_template import CHAT_TEMPLATE
+
+                template_text = CHAT_TEMPLATE
+                template_prov = {"source": "recipe.model.chat_template"}
             template_path = out_dir / "chat_template.jinja"
-            write_text_atomic(template_path, CHAT_TEMPLATE.strip() + "\n")
+            write_text_atomic(template_path, template_text.strip() + "\n")
             flat["policy.tokenizer.chat_template"] = str(template_path)
             nested = nest(flat)
             # v0.7.0 honours _override_ on top-level keys only (nemo_rl/utils/config.py), so the whole data block
@@ -308,7 +317,7 @@ def render_stage(cfg, run: RunDir, stage: str, *, out: Optional[Path] = None, al
             "hf_checkpoint": str(hf_out), "data": {**provenance.data_revisions(data_dir), "agents": agent_counts},
             "deviations": deviations,
             "nodes": total_nodes, "teacher_nodes": n_teacher_nodes, "judge_nodes": n_judge_nodes,
-            "judges": {k: v.model_dump() for k, v in judges.items()}, "gpus_per_node": res.gpus_per_node, "time_limit": time_limit,
+            "judges": {k: v.model_dump() for k, v in judges.items()}, "chat_template": template_prov, "gpus_per_node": res.gpus_per_node, "time_limit": time_limit,
         }
         input_model, input_revision = str(hf_out), None  # SWE agentic continues from agentless
 

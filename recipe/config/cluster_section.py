@@ -125,6 +125,9 @@ class ClusterSection(_S):
                                           "branch run (e.g. rlhf_from_sft: the RLHF recipe applied to the SFT checkpoint).")
     judges: dict[str, JudgeSpec] = Field(default_factory=dict, description="Judge models by role: genrm (RLHF), "
                                                                     "long_context_judge, swe_judge (agentless SWE).")
+    chat_template: Literal["released", "recipe"] = Field(
+        "recipe", description="SFT chat template: 'released' = the released model's own, from its pinned download "
+                              "(paper); 'recipe' = the hand-written template of recipe.model.chat_template (tiny).")
     swe_container_formatter: Optional[str] = Field(
         None, description="Gym swe_agents container_formatter: image pattern of the SWE task sandboxes "
                           "(mandatory for agentic SWE).")
