@@ -21,7 +21,7 @@ from recipe.eval.validate import summarize, validate_samples
 from recipe.model import build_tiny, load_checkpoint, save_checkpoint
 from recipe.pipeline.data_phase import data_hash, load_splits
 from recipe.pipeline.hashing import sha256_dir, sha256_obj
-from recipe.pipeline.teachers import (record_scores, resolve_teachers, validate_candidates,
+from recipe.pipeline.teachers import (record_scores, resolve_teachers, selection_domains, validate_candidates,
                                       validate_picks_on_report_split, write_routing)
 from recipe.runs.layout import RunDir
 from recipe.train.context import StageContext
@@ -55,6 +55,9 @@ def stage_inputs(run: RunDir, cfg: RecipeConfig, stage: str) -> dict:
         if not run.is_done(prev):
             raise FileNotFoundError(f"stage {stage!r} starts from {prev!r}, which is not done in run {run.run_id}")
         inputs["init_checkpoint"] = {"path": str(run.checkpoint_dir(prev)), "sha256": sha256_dir(run.checkpoint_dir(prev))}
+    sel = selection_domains(cfg.mopd.teacher_routing, stage, cfg.domains.names) if stage != "sft" else []
+    if sel:  # a teacher candidate stage: its selection-split scoring depends on the group's domains
+        inputs["selection_domains"] = sel
     if stage == "mopd":
         teachers = resolve_teachers(run, cfg.mopd.teacher_routing, cfg.mopd.domains)
         inputs["teachers"] = {d: {**t, "sha256": sha256_dir(t["checkpoint"])} for d, t in teachers.items()}
