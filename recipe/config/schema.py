@@ -56,6 +56,15 @@ class TinyDomainSpec(_Section):
     mcqa_max_value: int = Field(99, ge=5, description="MCQA option values are distinct integers in [0, this].")
     rl_pool_fraction: float = Field(0.5, ge=0, le=1, description="Share of distinct training prompts reserved for "
                                     "RL (the rest are SFT prompts).")
+    train_items_per_domain: dict[str, int] = Field(default_factory=dict, description="Per-domain train_items override.")
+    val_items_per_domain: dict[str, int] = Field(default_factory=dict, description="Per-domain val_items override "
+                                                 "(sandbox-graded domains keep small validation sets).")
+    long_context_people: int = Field(6, ge=2, description="long_context: people (facts) per document.")
+    long_context_filler: int = Field(90, ge=1, description="long_context: filler sentences per document.")
+    code_max_constant: int = Field(9, ge=2, description="code: largest constant k in a specification.")
+    code_tests: int = Field(5, ge=1, description="code: hidden unit tests per task.")
+    swe_functions: int = Field(3, ge=1, le=8, description="swe: functions in the repository's file.")
+    sandbox_time_limit_s: float = Field(2.0, gt=0, description="code/swe: CPU-time limit of one hidden-test run.")
 
 
 class DomainsSection(_Section):

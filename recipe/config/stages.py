@@ -64,6 +64,13 @@ class RLStageConfig(OptimizerMixin):
     steps: Optional[int] = Field(
         ..., gt=0, description="Optimizer steps; null = not reported, run to a validation plateau (cluster only).")
     max_turns: Optional[int] = Field(None, gt=0, description="Agentic stages: most environment turns per rollout.")
+    rollout: Literal["single_turn", "agentic"] = Field(
+        "single_turn", description="agentic: multi-turn tool loop in the sandbox (recipe.train.agentic), one "
+        "episode per rollout, execution-based reward.")
+    turn_time_limit_s: float = Field(2.0, gt=0, description="Agentic stages: sandbox CPU-time limit of one action.")
+    hard_prompt_filter_samples: Optional[int] = Field(
+        None, gt=0, description="Before training, sample this many responses per RL prompt with the input "
+        "checkpoint and drop prompts solved by all of them (Code RL: 'minus prompts solved 8/8', RECIPE.md §4.1).")
     temperature: float = Field(1.0, gt=0)
     top_p: float = Field(1.0, gt=0, le=1)
     kl_coef: float = Field(0.0, ge=0, description="KL-to-reference coefficient (only RLHF sets one).")
@@ -100,6 +107,8 @@ class RLStageConfig(OptimizerMixin):
             raise ValueError("steps: null is only allowed for stages that are not implemented locally")
         if self.reward == "pairwise_judge" and self.judge is None:
             raise ValueError("reward: pairwise_judge needs a judge section (<stage>.judge.kind ...)")
+        if self.rollout == "agentic" and self.max_turns is None:
+            raise ValueError("rollout: agentic needs max_turns (the turn cap of an episode)")
         if self.advantage_estimator == "grpo" and self.generations_per_prompt < 2:
             raise ValueError("grpo needs generations_per_prompt >= 2 (group-normalised advantage); "
                              "set generations_per_prompt or use advantage_estimator: opd")
@@ -128,7 +137,9 @@ class MOPDConfig(RLStageConfig):
 
 
 class SWEConfig(_Section):
-    """SWE RL: agentless first, then execution-based agentic (RECIPE.md §4.1 7a/7b)."""
+    """SWE RL: agentless first, then execution-based agentic (RECIPE.md §4.1 7a/7b). Locally, as on the cluster
+    (``recipe.cluster.render``), the agentless phase's checkpoint is ``<NN>_swe_rl/agentless_checkpoint`` and the
+    agentic phase starts from it; the stage's checkpoint is the agentic result."""
 
     implemented_locally: bool = False
     agentless: RLStageConfig

@@ -13,7 +13,8 @@ from __future__ import annotations
 import random
 
 from recipe.config.schema import TinyDomainSpec
-from recipe.domains import chat_domain, if_domain, math_domain, mcqa_domain, tool_call_domain
+from recipe.domains import (chat_domain, code_domain, if_domain, long_context_domain, math_domain, mcqa_domain,
+                            swe_domain, tool_call_domain)
 from recipe.domains.base import Example
 from recipe.model.chat_template import render_chat
 from recipe.seeding import derive_seed
@@ -24,6 +25,10 @@ GENERATORS = {
     "mcqa": mcqa_domain.generate,
     "tool_call": tool_call_domain.generate,
     "chat": chat_domain.generate,
+    "long_context": long_context_domain.generate,
+    "code": code_domain.generate,
+    "swe": swe_domain.generate,
+    "swe_agentic": swe_domain.generate_agentic,
 }
 
 
@@ -54,32 +59,35 @@ def build_tiny_splits(spec: TinyDomainSpec, names: list[str], seed: int) -> dict
             raise KeyError(f"no tiny generator for domain {name!r}; available: {', '.join(GENERATORS)}")
         gen = GENERATORS[name]
         rng = random.Random(derive_seed(seed, "tiny-domain", name, nbytes=8))
+        n_val = spec.val_items_per_domain.get(name, spec.val_items)
+        n_sel = min(spec.selection_items, n_val)  # a domain with a small validation set gets a small selection set
+        n_train = spec.train_items_per_domain.get(name, spec.train_items)
         val: dict[str, Example] = {}
         attempts = 0
-        while len(val) < spec.val_items:  # distinct held-out prompts
+        while len(val) < n_val:  # distinct held-out prompts
             ex = gen(rng, spec)
             val.setdefault(ex.key, ex)
             attempts += 1
-            if attempts > 100 * spec.val_items:
-                raise ValueError(f"domain {name}: cannot draw {spec.val_items} distinct validation prompts")
+            if attempts > 100 * n_val:
+                raise ValueError(f"domain {name}: cannot draw {n_val} distinct validation prompts")
         select: dict[str, Example] = {}
         attempts = 0
-        while len(select) < spec.selection_items:  # the selection split: held out from training, disjoint from val
+        while len(select) < n_sel:  # the selection split: held out from training, disjoint from val
             ex = gen(rng, spec)
             attempts += 1
             if ex.key not in val:
                 select.setdefault(ex.key, ex)
-            if attempts > 100 * max(1, spec.selection_items):
-                raise ValueError(f"domain {name}: cannot draw {spec.selection_items} selection prompts outside "
+            if attempts > 100 * max(1, n_sel):
+                raise ValueError(f"domain {name}: cannot draw {n_sel} selection prompts outside "
                                  f"val; lower domains.tiny.selection_items")
         train: list[Example] = []
         attempts = 0
-        while len(train) < spec.train_items:  # training prompts never equal a validation or selection prompt
+        while len(train) < n_train:  # training prompts never equal a validation or selection prompt
             ex = gen(rng, spec)
             attempts += 1
             if ex.key not in val and ex.key not in select:
                 train.append(ex)
-            if attempts > 100 * spec.train_items:
+            if attempts > 100 * n_train:
                 raise ValueError(f"domain {name}: validation set covers the whole prompt space; lower val_items")
         out[name] = {"train": [_record(name, e, "train", i, _pool(seed, e.key, spec.rl_pool_fraction))
                                for i, e in enumerate(train)],

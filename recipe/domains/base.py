@@ -22,9 +22,12 @@ class Example:
     tool_calls: Optional[tuple] = None
     tools: Optional[tuple] = None
     metadata: dict = field(default_factory=dict, hash=False, compare=False)
+    split_key: Optional[str] = None  # what train/validation disjointness is about (default: the prompt)
 
     @property
     def key(self) -> str:
+        if self.split_key is not None:
+            return self.split_key
         return "\x1e".join(f"{r}:{c}" for r, c in self.prompt)
 
 

@@ -11,6 +11,7 @@ import copy
 import datetime as dt
 import shutil
 import time
+from pathlib import Path
 
 import torch
 
@@ -32,6 +33,50 @@ from recipe.train.state import clear_state
 
 class StageNotImplemented(RuntimeError):
     """A stage is in the plan but this backend cannot run it: we fail loudly instead of skipping it."""
+
+
+class PhaseRunDir(RunDir):
+    """The run seen from one phase of a two-phase stage (``swe_rl``: agentless, then agentic): the phase's
+    metrics, step state and manifest live in ``<NN>_<stage>/<phase>/``."""
+
+    def __init__(self, run: RunDir, phase: str):
+        super().__init__(run.path)
+        self.phase = phase
+
+    def stage_dir(self, stage: str):
+        return super().stage_dir(stage) / self.phase
+
+
+def agentless_checkpoint(run: RunDir) -> Path:
+    """Where the agentless phase's checkpoint goes (the cluster renderer's name, ``recipe.cluster.render``)."""
+    return run.stage_dir("swe_rl") / "agentless_checkpoint"
+
+
+def _swe_agentless_phase(run: RunDir, cfg: RecipeConfig, inputs: dict, splits: dict, progress: bool) -> dict:
+    """Agentless SWE RL from the previous stage's checkpoint into ``agentless_checkpoint``; skipped when done
+    with the same inputs. Returns the phase's manifest (its validation is a row of scores.json)."""
+    phase_run = PhaseRunDir(run, "agentless")
+    m = phase_run.read_manifest("swe_rl") or {}
+    if m.get("status") == "done" and m.get("inputs") == inputs and agentless_checkpoint(run).exists():
+        return m
+    if m.get("inputs") != inputs:
+        clear_state(phase_run.stage_dir("swe_rl") / "state")
+        phase_run.truncate_metrics("swe_rl", 0)
+    phase_run.write_manifest("swe_rl", {"stage": "swe_rl", "phase": "agentless", "status": "running", "inputs": inputs})
+    t0 = time.time()
+    model, tok = load_checkpoint(run.checkpoint_dir(previous_stage("swe_rl")))
+    ctx = StageContext(run=phase_run, stage="swe_rl", cfg=cfg, model=model, tokenizer=tok, splits=splits,
+                       progress=progress)
+    summary = train_rl(ctx, cfg.swe_rl.agentless)
+    save_checkpoint(model, tok, agentless_checkpoint(run))
+    scores = validate_domains(model, tok, splits, cfg.domains.names, cfg.evaluation, seed=cfg.run.seed)
+    phase_run.write_validation("swe_rl", scores)
+    record_scores(run, "swe_rl_agentless", scores)
+    m = {"stage": "swe_rl", "phase": "agentless", "status": "done", "inputs": inputs,
+         "outputs": {"checkpoint": str(agentless_checkpoint(run)), "checkpoint_sha256": sha256_dir(agentless_checkpoint(run))},
+         "metrics_summary": {**summary, "validation": scores}, "timings": {"total_s": round(time.time() - t0, 2)}}
+    phase_run.write_manifest("swe_rl", m)
+    return m
 
 
 def check_runnable(cfg: RecipeConfig, stage: str) -> None:
@@ -90,11 +135,14 @@ def run_stage(run: RunDir, cfg: RecipeConfig, stage: str, *, progress: bool = Tr
                                           "backend (`recipe cluster render --stage sft`)")
             corpus = tokenizer_corpus(splits, cfg.domains.names, cfg.model.tokenizer.corpus_examples // 2)
             model, tok = build_tiny(cfg.model, corpus, cfg.run.seed)
+        elif stage == "swe_rl":  # agentless phase (own checkpoint), then agentic from it
+            phase = _swe_agentless_phase(run, cfg, inputs, splits, progress)
+            model, tok = load_checkpoint(agentless_checkpoint(run))
         else:
             model, tok = load_checkpoint(run.checkpoint_dir(cfg.input_stage(stage)))
         ctx = StageContext(run=run, stage=stage, cfg=cfg, model=model, tokenizer=tok, splits=splits,
                            progress=progress)
-        scfg = cfg.stage(stage)
+        scfg = cfg.swe_rl.agentic if stage == "swe_rl" else cfg.stage(stage)
         if stage == "sft":
             summary = train_sft(ctx, scfg)
         else:
@@ -109,6 +157,8 @@ def run_stage(run: RunDir, cfg: RecipeConfig, stage: str, *, progress: bool = Tr
             if scfg.kl_coef > 0:
                 ref = copy.deepcopy(model).eval()
             summary = train_rl(ctx, scfg, teachers=teachers, ref_model=ref)
+            if stage == "swe_rl":
+                summary = {**summary, "agentless": phase["metrics_summary"]}
         save_checkpoint(model, tok, run.checkpoint_dir(stage))
         t_train = time.time() - t0
         rows = validate_samples(model, tok, splits, cfg.domains.names, cfg.evaluation, split="val", seed=cfg.run.seed)

@@ -31,7 +31,8 @@ def record_scores(run: RunDir, stage: str, scores: dict[str, float]) -> dict:
     """Add a stage's validation scores to scores.json and update teachers.json's best_so_far; returns it."""
     matrix = read_json(run.scores_path, {"checkpoints": {}}) or {"checkpoints": {}}
     matrix["checkpoints"][stage] = scores
-    order = [s for s in STAGE_PLAN if s in matrix["checkpoints"]]
+    rows = [r for s in STAGE_PLAN for r in ((s + "_agentless", s) if s == "swe_rl" else (s,))]  # + the agentless phase
+    order = [s for s in rows if s in matrix["checkpoints"]]
     matrix["checkpoints"] = {s: matrix["checkpoints"][s] for s in order}
     matrix["domains"] = sorted({d for sc in matrix["checkpoints"].values() for d in sc})
     write_json_atomic(run.scores_path, matrix)

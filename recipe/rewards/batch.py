@@ -15,7 +15,7 @@ from __future__ import annotations
 import atexit
 import multiprocessing as mp
 import os
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Sequence
 
@@ -37,12 +37,13 @@ def _chunks(pairs: list, size: int) -> list[list]:
 
 def verify_batch(records: Sequence[dict], responses: Sequence[Any], *, workers: int | None = None,
                  ray_address: str | None = None, chunk_size: int = _CHUNK, pool_threshold: int | None = None,
-                 math_timeout_s: float | None = None) -> list[VerifierResult]:
+                 math_timeout_s: float | None = None, sandbox_threads: int | None = None) -> list[VerifierResult]:
     """One result per (record, response); see the module docstring for where the work runs.
 
     ``pool_threshold`` (default ``POOL_THRESHOLD``) is the batch size from which a local pool is used when
     ``workers`` is None; ``math_timeout_s`` sets the math check limit for records that do not set one.
-    The config section ``verify`` carries all of these (``recipe.config.verify_section``).
+    ``sandbox_threads`` (default: the CPU count, at least 2) is how many sandboxed verifications (code, SWE) run at
+    once in process. The config section ``verify`` carries all of these (``recipe.config.verify_section``).
     """
     if len(records) != len(responses):
         raise ValueError(f"verify_batch got {len(records)} records but {len(responses)} responses; pass one response per record")
@@ -60,8 +61,26 @@ def verify_batch(records: Sequence[dict], responses: Sequence[Any], *, workers: 
     threshold = pool_threshold if pool_threshold is not None else POOL_THRESHOLD
     n = workers if workers is not None else (min(os.cpu_count() or 1, 32) if len(pairs) >= threshold else 1)
     if n <= 1:
-        return [verify(rec, resp) for rec, resp in pairs]
+        return _run_in_process(pairs, sandbox_threads)
     return _run_pool(pairs, n, chunk_size)
+
+
+def _run_in_process(pairs: list, threads: int | None) -> list[VerifierResult]:
+    """In process; responses whose verifier runs them in the sandbox (``fn.sandboxed``) go through a thread pool:
+    each sandbox run is a child process the thread only waits on, so N runs overlap (the sandbox pool)."""
+    sandboxed = [i for i, (rec, _) in enumerate(pairs)
+                 if verifier_name(rec) and getattr(get_verifier(verifier_name(rec)), "sandboxed", False)]
+    n_threads = threads if threads is not None else max(2, os.cpu_count() or 1)
+    if len(sandboxed) < 2 or n_threads <= 1:
+        return [verify(rec, resp) for rec, resp in pairs]
+    out: list[VerifierResult | None] = [None] * len(pairs)
+    with ThreadPoolExecutor(max_workers=min(n_threads, len(sandboxed))) as ex:
+        for i, r in zip(sandboxed, ex.map(lambda i: verify(*pairs[i]), sandboxed)):
+            out[i] = r
+    for i, (rec, resp) in enumerate(pairs):
+        if out[i] is None:
+            out[i] = verify(rec, resp)
+    return out  # type: ignore[return-value]
 
 
 def _with_math_timeout(record: Any, seconds: float) -> Any:

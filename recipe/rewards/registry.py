@@ -70,10 +70,13 @@ def _load_builtin() -> None:
     from recipe.rewards import (  # noqa: F401
         chat_rubric,
         code,
+        exact_match,
         instruction_following,
         judge,
         math_verifier,
         mcqa,
         structured_output,
+        swe,
         tool_call,
+        unit_tests,
     )

@@ -121,6 +121,7 @@ def rl_step(ctx: StageContext, scfg: RLStageConfig, opt, step: int, pools: dict[
     G = scfg.generations_per_prompt
     grpo = scfg.advantage_estimator == "grpo"
     rounds: list[tuple[list[dict], RolloutBatch, torch.Tensor]] = []
+    episode_stats: list = []  # agentic rollouts: turns and how episodes ended
     t_gen = 0.0
 
     def draw_round(_round: int, n: int) -> torch.Tensor:
@@ -129,12 +130,20 @@ def rl_step(ctx: StageContext, scfg: RLStageConfig, opt, step: int, pools: dict[
         for p in sample_prompts(rng, pools, scfg, n):
             thinking = record_thinking(p, scfg.mode)
             records.extend([dict(p, mode="thinking" if thinking else "instruct")] * G)
-        texts = [render_prompt(tok, r, r["mode"] == "thinking") for r in records]
         tg = time.perf_counter()
-        ro = generate(model, tok, texts, max_new_tokens=scfg.max_response_tokens, temperature=scfg.temperature,
-                      top_p=scfg.top_p)
-        t_gen += time.perf_counter() - tg
-        rewards_B = score_responses(ctx, scfg, records, ro.texts, G)  # MOPD: logged only
+        if scfg.rollout == "agentic":  # multi-turn episodes in the sandbox; the reward comes with them
+            from recipe.train.agentic import run_episodes
+            ar = run_episodes(model, tok, records, max_turns=scfg.max_turns, max_new_tokens=scfg.max_response_tokens,
+                              temperature=scfg.temperature, top_p=scfg.top_p, turn_time_limit_s=scfg.turn_time_limit_s)
+            ro, rewards_B = ar.ro, ar.rewards_B
+            episode_stats.append(ar)
+            t_gen += time.perf_counter() - tg
+        else:
+            texts = [render_prompt(tok, r, r["mode"] == "thinking") for r in records]
+            ro = generate(model, tok, texts, max_new_tokens=scfg.max_response_tokens, temperature=scfg.temperature,
+                          top_p=scfg.top_p)
+            t_gen += time.perf_counter() - tg
+            rewards_B = score_responses(ctx, scfg, records, ro.texts, G)  # MOPD: logged only
         if scfg.overlong_reward_zero:
             rewards_B = rules.unfinished_reward_zero(rewards_B, ro.finished_B)
         rounds.append((records, ro, rewards_B))
@@ -156,6 +165,9 @@ def rl_step(ctx: StageContext, scfg: RLStageConfig, opt, step: int, pools: dict[
         for r, x in zip(records, rewards_B.tolist()):
             by_dom[r["domain"]].append(x)
     metrics.update({f"reward/{d}": sum(v) / len(v) for d, v in by_dom.items()})
+    if episode_stats:
+        from recipe.train.agentic import episode_metrics
+        metrics.update(episode_metrics(episode_stats))
     lr = lr_at(step, scfg, scfg.steps)
     metrics["lr"] = lr
 
@@ -226,9 +238,12 @@ def train_rl(ctx: StageContext, scfg: RLStageConfig, *, teachers: dict | None = 
         raise ValueError(f"{ctx.stage}: the opd estimator needs teachers (one per domain)")
     opt = torch.optim.AdamW(ctx.model.parameters(), lr=scfg.lr, betas=tuple(scfg.adam_betas),
                             weight_decay=scfg.weight_decay)
+    pools, filtered = rl_prompt_pools(ctx, scfg), None
+    if scfg.hard_prompt_filter_samples:  # with the input checkpoint, before a resumed state is loaded
+        from recipe.train.prompt_filter import drop_solved_prompts
+        pools, filtered = drop_solved_prompts(ctx, scfg, pools)
     start = resume_step(ctx.state_dir, ctx.model, opt, ctx.stage, scfg.steps)
     ctx.run.truncate_metrics(ctx.stage, start)
-    pools = rl_prompt_pools(ctx, scfg)
     bar = progress_bar(scfg.steps, start, ctx.stage, ctx.progress)
     for step in range(start, scfg.steps):
         m = rl_step(ctx, scfg, opt, step, pools, teachers=teachers, ref_model=ref_model)
@@ -241,5 +256,8 @@ def train_rl(ctx: StageContext, scfg: RLStageConfig, *, teachers: dict | None = 
             save_state(ctx.state_dir, ctx.model, opt, step + 1)
     bar.close()
     rows = ctx.run.read_metrics(ctx.stage)
-    return {"steps": scfg.steps, "final_reward_mean": rows[-1]["reward_mean"] if rows else None,
-            "updates": sum(1 for r in rows if r.get("updated"))}
+    out = {"steps": scfg.steps, "final_reward_mean": rows[-1]["reward_mean"] if rows else None,
+           "updates": sum(1 for r in rows if r.get("updated"))}
+    if filtered is not None:
+        out["hard_prompt_filter"] = filtered
+    return out

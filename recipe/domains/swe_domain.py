@@ -1,0 +1,141 @@
+"""Tiny SWE (paper §4.8 in miniature): a generated repository of a few small files, one function broken by an
+injected bug, and an issue that reports the failure. Graded by the repository's hidden tests run in the sandbox
+after the response's edit is applied to a copy (verifier ``swe_patch``; strict binary reward).
+
+- ``swe`` records are *agentless* prompts (RECIPE.md §4.1 row 7a): the issue plus the relevant file (the golden
+  localisation); the answer is a SEARCH/REPLACE block (or a unified diff) that undoes the bug.
+- ``swe_agentic`` records (row 7b) hold the same repositories for the multi-turn tool loop of
+  ``recipe.train.agentic``: the prompt is the issue only (files are listed, read, edited and tested through tool
+  calls, non-thinking mode). For SFT, an ``swe_agentic`` record is one step of the reference trajectory (the
+  conversation so far -> the next tool call; ``verifier.step`` = its index); the agentic RL stage and validation
+  start every episode at step 0 from ``verifier`` (files, tests, issue).
+Every repository is deterministic for a seed: files, constants, which function breaks and how.
+"""
+from __future__ import annotations
+
+import random
+
+from recipe.config.schema import TinyDomainSpec
+from recipe.domains.base import Example
+
+# name -> (signature, correct body, buggy bodies, test inputs); bodies use {k}
+FUNCS = {
+    "scale": ("x", "x * {k}", ("x + {k}", "x * {k1}"), ("3", "5", "-2")),
+    "shift": ("x", "x + {k}", ("x - {k}", "x + {k1}"), ("0", "7", "-4")),
+    "cap": ("x", "min(x, {k})", ("max(x, {k})", "min(x, {k1})"), ("1", "20", "-3")),
+    "floor0": ("x", "max(x, 0)", ("min(x, 0)", "max(x, 1)"), ("4", "-5", "0")),
+    "is_even": ("x", "x % 2 == 0", ("x % 2 == 1", "x % 3 == 0"), ("2", "3", "6")),
+    "head": ("xs", "xs[0]", ("xs[-1]", "xs[1]"), ("[4, 1, 2]", "[9, 8]", "[0, 5, 7]")),
+    "total": ("xs", "sum(xs)", ("sum(xs) - 1", "len(xs)"), ("[1, 2, 3]", "[5]", "[2, 2]")),
+    "twice": ("s", "s + s", ("s", "s + s + s"), ("'ab'", "'x'", "'hey'")),
+}
+MODULES = ("mathops", "util", "core", "helpers")
+
+
+def _func_src(name: str, body: str) -> str:
+    return f"def {name}({FUNCS[name][0]}):\n    return {body}\n"
+
+
+def generate_repo(rng: random.Random, spec: TinyDomainSpec) -> dict:
+    """One repository: {"files", "tests", "path", "issue", "buggy", "fixed"} (buggy/fixed: the broken line)."""
+    names = rng.sample(sorted(FUNCS), spec.swe_functions)
+    consts = {n: rng.randint(2, 9) for n in names}
+    target = rng.choice(names)
+    module = rng.choice(MODULES)
+    k = consts[target]
+    fmt = {"k": k, "k1": k + 1}
+    good = FUNCS[target][1].format(**fmt)
+    bad = rng.choice(FUNCS[target][2]).format(**fmt)
+    src = {n: _func_src(n, FUNCS[n][1].format(k=consts[n], k1=consts[n] + 1)) for n in names}
+    good_ns: dict = {}
+    exec("".join(src.values()), good_ns)  # our own reference code, never model output
+    src[target] = _func_src(target, bad)
+    bad_ns: dict = {}
+    exec("".join(src.values()), bad_ns)
+    path = f"{module}.py"
+    tests, issue_arg = [f"from {module} import {', '.join(names)}", ""], None
+    for n in names:
+        for i, arg in enumerate(FUNCS[n][3]):
+            want = good_ns[n](eval(arg))  # noqa: S307 - literal test inputs of this module
+            tests += [f"def test_{n}_{i}():", f"    assert {n}({arg}) == {want!r}", ""]
+            if n == target and issue_arg is None and bad_ns[n](eval(arg)) != want:  # noqa: S307
+                issue_arg = (arg, want, bad_ns[n](eval(arg)))  # noqa: S307
+    if issue_arg is None:  # the bug changes nothing on the listed inputs: cannot happen with FUNCS, guard anyway
+        raise ValueError(f"bug in {target} is not visible to its tests")
+    arg, want, got = issue_arg
+    issue = f"{target}({arg}) returns {got!r} but should return {want!r}."
+    files = {path: "".join(src[n] for n in names)}
+    return {"files": files, "tests": {"test_repo.py": "\n".join(tests)}, "path": path, "issue": issue,
+            "buggy": _func_src(target, bad), "fixed": _func_src(target, good), "function": target}
+
+
+def search_replace(path: str, old: str, new: str) -> str:
+    return f"{path}\n<<<<<<< SEARCH\n{old}=======\n{new}>>>>>>> REPLACE"
+
+
+def _verifier(repo: dict, spec: TinyDomainSpec, **extra) -> dict:
+    return {"name": "swe_patch", "files": repo["files"], "tests": repo["tests"], "path": repo["path"],
+            "issue": repo["issue"], "time_limit_s": spec.sandbox_time_limit_s, **extra}
+
+
+def agentless_prompt(repo: dict) -> str:
+    (path, text), = repo["files"].items()
+    return (f"Issue: {repo['issue']}\nFile {path}:\n{text}"
+            "Fix the bug with a SEARCH/REPLACE edit.")
+
+
+def generate(rng: random.Random, spec: TinyDomainSpec) -> Example:
+    repo = generate_repo(rng, spec)
+    return Example(prompt=(("user", agentless_prompt(repo)),), verifier=_verifier(repo, spec),
+                   split_key="swe-repo\x1e" + repo["issue"] + "\x1e" + repo["files"][repo["path"]],
+                   reasoning=f"{repo['function']} is wrong", content=search_replace(repo["path"], repo["buggy"], repo["fixed"]))
+
+
+# -- agentic ----------------------------------------------------------------------------------------------------
+
+def _tool(name: str, desc: str, params: dict[str, str]) -> dict:
+    return {"type": "function", "function": {"name": name, "description": desc, "parameters": {
+        "type": "object", "properties": {p: {"type": "string"} for p in params}, "required": list(params)}}}
+
+
+AGENT_TOOLS = (
+    _tool("list_files", "list", {}),
+    _tool("read_file", "read", {"path": "string"}),
+    _tool("edit_file", "replace text", {"path": "string", "old": "string", "new": "string"}),
+    _tool("run_tests", "test", {}),
+    _tool("submit", "done", {}),
+)
+
+
+def agentic_prompt(issue: str) -> str:
+    return f"Issue: {issue}\nFix the repository."
+
+
+def reference_trajectory(repo: dict) -> list[tuple[str, dict, str]]:
+    """[(tool name, arguments, tool response)] of a good episode: read the file, edit it, run the tests, submit.
+    The responses are those ``recipe.train.agentic`` produces for these actions."""
+    from recipe.train.agentic import format_test_report
+    n_tests = repo["tests"]["test_repo.py"].count("def test_")
+    return [("read_file", {"path": repo["path"]}, repo["files"][repo["path"]]),
+            ("edit_file", {"path": repo["path"], "old": repo["buggy"].strip(), "new": repo["fixed"].strip()}, "edited"),
+            ("run_tests", {}, format_test_report(n_tests, n_tests)),
+            ("submit", {}, "")]
+
+
+def _call_text(name: str, args: dict) -> str:
+    return f"<tool_call><function={name}>" + "".join(f"<parameter={k}>{v}</parameter>" for k, v in args.items()) \
+        + "</function></tool_call>"
+
+
+def generate_agentic(rng: random.Random, spec: TinyDomainSpec) -> Example:
+    repo = generate_repo(rng, spec)
+    traj = reference_trajectory(repo)
+    step = rng.randrange(len(traj))
+    prompt = [("user", agentic_prompt(repo["issue"]))]
+    for name, args, resp in traj[:step]:
+        prompt += [("assistant", _call_text(name, args)), ("tool", resp)]
+    name, args, _ = traj[step]
+    call = {"type": "function", "function": {"name": name, "arguments": args}}
+    return Example(prompt=tuple(prompt), verifier=_verifier(repo, spec, step=step, mode="instruct"),
+                   reasoning="", content="", tool_calls=(call,), tools=AGENT_TOOLS,
+                   split_key="swe-repo\x1e" + repo["issue"] + "\x1e" + repo["files"][repo["path"]])
