@@ -42,6 +42,9 @@ def score_responses(records: list[dict], texts: list[str]) -> list[float]:
     return [float(x) for x in out]
 
 
+AGENTIC_DOMAINS = {"swe_agentic"}  # multi-turn tool loop, not one response per prompt
+
+
 @torch.no_grad()
 def validate_samples(model, tokenizer, splits: dict, domains: list[str], ecfg: EvaluationSection, *,
                      split: str = "val", thinking: bool = True, seed: int = 0) -> list[dict]:
@@ -53,6 +56,11 @@ def validate_samples(model, tokenizer, splits: dict, domains: list[str], ecfg: E
         if split not in splits[d]:
             raise KeyError(f"domain {d}: no {split!r} split (splits: {sorted(splits[d])})")
         torch.manual_seed(derive_seed(seed, "validation", d) if split == "val" else derive_seed(seed, split, d))
+        if d in AGENTIC_DOMAINS:  # scored by playing episodes in the sandbox (recipe.train.agentic)
+            from recipe.train.agentic import agentic_validation_rows
+            rows += agentic_validation_rows(model, tokenizer, splits[d][split], d, samples=k, greedy=greedy,
+                                            temperature=ecfg.temperature, top_p=ecfg.top_p)
+            continue
         recs = [dict(r, mode="thinking" if thinking else "instruct") for r in splits[d][split] for _ in range(k)]
         step = ecfg.batch_size * k
         for i in range(0, len(recs), step):

@@ -272,16 +272,19 @@ def episode_metrics(rollouts: list[AgenticRollout]) -> dict:
 
 
 @torch.no_grad()
-def validate_agentic(model, tokenizer, records: list[dict], *, samples: int, greedy: bool, temperature: float,
-                     top_p: float, max_turns: int = 6, max_new_tokens: int = 48, seed: int = 0) -> float:
-    """Mean execution reward x 100 of ``samples`` episodes per distinct repository of ``records``."""
-    from recipe.seeding import derive_seed
-
-    torch.manual_seed(derive_seed(seed, "validation", "agentic"))
+def agentic_validation_rows(model, tokenizer, records: list[dict], domain: str, *, samples: int, greedy: bool,
+                            temperature: float, top_p: float, max_turns: int = 6,
+                            max_new_tokens: int = 48) -> list[dict]:
+    """Validation rows (one per episode: domain, item_id, sample, response, reward) for ``samples`` episodes of
+    every distinct repository in ``records`` (the caller seeds torch)."""
     repos: dict[str, dict] = {}
     for r in records:
         repos.setdefault(r["verifier"]["issue"] + r["verifier"]["path"], r)
-    eps = [r for r in repos.values() for _ in range(1 if greedy else samples)]
+    k = 1 if greedy else samples
+    eps = [r for r in repos.values() for _ in range(k)]
+    if not eps:
+        return []
     ar = run_episodes(model, tokenizer, eps, max_turns=max_turns, max_new_tokens=max_new_tokens,
                       temperature=temperature, top_p=top_p, greedy=greedy)
-    return round(100.0 * float(ar.rewards_B.mean()), 2)
+    return [{"domain": domain, "item_id": r["id"], "sample": i % k, "response": ar.ro.texts[i],
+             "reward": float(ar.rewards_B[i]), "end": ar.end_reasons[i]} for i, r in enumerate(eps)]
