@@ -137,5 +137,5 @@ def generate_agentic(rng: random.Random, spec: TinyDomainSpec) -> Example:
     name, args, _ = traj[step]
     call = {"type": "function", "function": {"name": name, "arguments": args}}
     return Example(prompt=tuple(prompt), verifier=_verifier(repo, spec, step=step, mode="instruct"),
-                   reasoning="", content="", tool_calls=(call,), tools=AGENT_TOOLS,
+                   reasoning=f"next: {name}", content="", tool_calls=(call,), tools=AGENT_TOOLS,
                    split_key="swe-repo\x1e" + repo["issue"] + "\x1e" + repo["files"][repo["path"]])

@@ -64,13 +64,17 @@ def _swe_agentless_phase(run: RunDir, cfg: RecipeConfig, inputs: dict, splits: d
         phase_run.truncate_metrics("swe_rl", 0)
     phase_run.write_manifest("swe_rl", {"stage": "swe_rl", "phase": "agentless", "status": "running", "inputs": inputs})
     t0 = time.time()
-    model, tok = load_checkpoint(run.checkpoint_dir(previous_stage("swe_rl")))
+    model, tok = load_checkpoint(run.checkpoint_dir(cfg.input_stage("swe_rl")))
     ctx = StageContext(run=phase_run, stage="swe_rl", cfg=cfg, model=model, tokenizer=tok, splits=splits,
                        progress=progress)
     summary = train_rl(ctx, cfg.swe_rl.agentless)
     save_checkpoint(model, tok, agentless_checkpoint(run))
-    scores = validate_domains(model, tok, splits, cfg.domains.names, cfg.evaluation, seed=cfg.run.seed)
-    phase_run.write_validation("swe_rl", scores)
+    rows = validate_samples(model, tok, splits, cfg.domains.names, cfg.evaluation, split="val", seed=cfg.run.seed)
+    write_samples(samples_path(phase_run, "swe_rl", "final", "val"), rows)
+    ci = summarize(rows)
+    scores = {d: e["score"] for d, e in ci.items()}
+    phase_run.write_validation("swe_rl", scores, ci=ci, split="val",
+                               samples=str(samples_path(phase_run, "swe_rl", "final", "val")))
     record_scores(run, "swe_rl_agentless", scores)
     m = {"stage": "swe_rl", "phase": "agentless", "status": "done", "inputs": inputs,
          "outputs": {"checkpoint": str(agentless_checkpoint(run)), "checkpoint_sha256": sha256_dir(agentless_checkpoint(run))},
