@@ -60,7 +60,7 @@ class TinyDomainSpec(_Section):
     val_items_per_domain: dict[str, int] = Field(default_factory=dict, description="Per-domain val_items override "
                                                  "(sandbox-graded domains keep small validation sets).")
     long_context_people: int = Field(6, ge=2, description="long_context: people (facts) per document.")
-    long_context_filler: int = Field(90, ge=1, description="long_context: filler sentences per document.")
+    long_context_filler: int = Field(100, ge=1, description="long_context: filler sentences per document.")
     code_max_constant: int = Field(9, ge=2, description="code: largest constant k in a specification.")
     code_tests: int = Field(5, ge=1, description="code: hidden unit tests per task.")
     swe_functions: int = Field(3, ge=1, le=8, description="swe: functions in the repository's file.")
