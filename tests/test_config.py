@@ -75,7 +75,7 @@ def test_stage_plan_order():
 
 def test_tiny_is_default_and_small():
     cfg = load_config()
-    assert cfg.profile == "tiny" and cfg.model.source == "build_tiny" and cfg.run.until == "rlhf"
+    assert cfg.profile == "tiny" and cfg.model.source == "build_tiny" and cfg.run.until == "swe_rl"  # every stage
 
 
 def _copy_tiny(tmp_path, name):
