@@ -119,7 +119,8 @@ def evaluate(suites: Iterable[str], *, out: str | Path, run_id: str | None = Non
              max_tokens: int | None = None, thinking: bool | None = None, seed: int | None = None,
              batch_size: int = 32, concurrency: int = 8, timeout_s: float = 600.0, backend: Backend | None = None,
              server: str = "vllm", model_revision: str | None = None, judge_endpoint: str | None = None,
-             judge_model: str | None = None, progress=None) -> dict[str, dict]:
+             judge_model: str | None = None, cfg=None, progress=None) -> dict[str, dict]:
+    """``cfg``: the resolved config to use (default: the run's config.yaml, else ``profile`` + ``overrides``)."""
     from recipe.config import load_config
     suites = list(suites)
     for s in suites:
@@ -127,12 +128,13 @@ def evaluate(suites: Iterable[str], *, out: str | Path, run_id: str | None = Non
     run = None
     if run_id is not None:
         from recipe.pipeline.run_init import open_run
-        run, cfg = open_run(run_id)
+        run, run_cfg = open_run(run_id)
+        cfg = cfg or run_cfg
         if checkpoint is None and endpoint is None and backend is None:
             if not stage:
                 raise ValueError("--run-id needs --stage (whose checkpoint to evaluate) or --checkpoint")
             checkpoint = run.checkpoint_dir(stage)
-    else:
+    elif cfg is None:
         cfg = load_config(profile or "paper", list(overrides))
     if backend is None:
         backend = make_backend(checkpoint=checkpoint, endpoint=endpoint, model=model, batch_size=batch_size,

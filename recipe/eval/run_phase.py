@@ -27,9 +27,10 @@ def run_eval_phase(run, cfg, stage: str) -> dict:
     knobs = dict(k=ep.k, max_tokens=ep.max_tokens, temperature=ep.temperature, top_p=ep.top_p, thinking=ep.thinking,
                  seed=cfg.run.seed)
     tiny = ep.tiny_suites or [f"tiny_{d}" for d in cfg.domains.names]
-    results = evaluate(tiny, out=out, run_id=run.run_id, stage=stage, backend=backend, **knobs)
+    results = evaluate(tiny, out=out, run_id=run.run_id, stage=stage, backend=backend, cfg=cfg, **knobs)
     for name, n in ep.real_suites.items():
-        results.update(evaluate([name], out=out, run_id=run.run_id, stage=stage, backend=backend, limit=n, **knobs))
+        results.update(evaluate([name], out=out, run_id=run.run_id, stage=stage, backend=backend, limit=n, cfg=cfg,
+                                **knobs))
     summary = {"stage": stage, "checkpoint": str(run.checkpoint_dir(stage)), "wall_s": round(time.time() - t0, 2),
                "real_slice_note": "first N rows of each real benchmark: a smoke test of the harness, not a score",
                "suites": {n: ({"unavailable": r["unavailable"]} if "unavailable" in r else
