@@ -8,6 +8,8 @@ model-index and lineage, dataset publishing with a data card, refusal of incompl
 from __future__ import annotations
 
 import json
+import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -17,8 +19,7 @@ from hub_server.fixtures import HubServer
 from hub_server.tiny import FIXED_INPUT, make_fake_run
 from recipe.hub.errors import HubError, UntrustedArtifactError
 from recipe.hub.publish import publish_dataset, publish_stage
-
-REPO = "me/cascade-run"
+from recipe.runs import RunDir
 
 
 @pytest.fixture(scope="module")
@@ -29,8 +30,20 @@ def hub(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory):
+def run_template(tmp_path_factory):
     return make_fake_run(tmp_path_factory.mktemp("runs"), "r1", stages=("sft", "if_rl"))
+
+
+@pytest.fixture()
+def run(run_template, tmp_path):
+    """A private copy of the run per test: publishing records publish.json in it and tests edit checkpoints."""
+    return RunDir(shutil.copytree(run_template.path, tmp_path / "runs" / run_template.path.name))
+
+
+@pytest.fixture()
+def repo(request):
+    """A model repository of its own per test on the shared server: no test depends on another's pushes."""
+    return "me/" + re.sub(r"[^A-Za-z0-9-]", "-", request.node.name)[:90]
 
 
 @pytest.fixture()
@@ -42,9 +55,9 @@ def _writes(log: list[dict]) -> list[dict]:
     return [r for r in log if r["method"] in ("POST", "PUT") and "paths-info" not in r["path"]]
 
 
-def test_dry_run_writes_nothing(hub, run, env):
+def test_dry_run_writes_nothing(hub, run, env, repo):
     before = len(hub.requests_log())
-    res = publish_stage(run, "sft", REPO, dry_run=True)
+    res = publish_stage(run, "sft", repo, dry_run=True)
     assert res["action"] == "dry-run" and res["remote_state"] == "no-repo" and res["branch"] == "sft"
     paths = {f["path"] for f in res["files"]}
     assert {"model.safetensors", "config.json", "generation_config.json", "tokenizer.json", "README.md",
@@ -53,24 +66,24 @@ def test_dry_run_writes_nothing(hub, run, env):
     assert not (run.stage_dir("sft") / "publish.json").exists()
 
 
-def test_round_trip_identical_files_and_logits(hub, run, env, tmp_path):
+def test_round_trip_identical_files_and_logits(hub, run, env, repo, tmp_path):
     import torch
     from huggingface_hub import HfApi, snapshot_download
 
     from recipe.hub.safe_load import load_model, load_tokenizer
 
-    res = publish_stage(run, "sft", REPO)
+    res = publish_stage(run, "sft", repo)
     assert res["action"] == "created"
-    assert (hub.root / "models" / REPO / ".git" / "hub-private").exists()  # created private by default
+    assert (hub.root / "models" / repo / ".git" / "hub-private").exists()  # created private by default
     api = HfApi(endpoint=hub.endpoint)
-    branches = {b.name: b.target_commit for b in api.list_repo_refs(REPO).branches}
+    branches = {b.name: b.target_commit for b in api.list_repo_refs(repo).branches}
     assert branches["sft"] == res["commit"]
-    tree = {f.path: f for f in api.list_repo_tree(REPO, revision="sft", recursive=True)}
+    tree = {f.path: f for f in api.list_repo_tree(repo, revision="sft", recursive=True)}
     assert tree["model.safetensors"].lfs is not None  # went through the LFS batch + PUT path
     record = json.loads((run.stage_dir("sft") / "publish.json").read_text())
     assert record["commit"] == res["commit"] and record["branch"] == "sft"
 
-    local = Path(snapshot_download(REPO, revision="sft", local_dir=tmp_path / "dl", endpoint=hub.endpoint))
+    local = Path(snapshot_download(repo, revision="sft", local_dir=tmp_path / "dl", endpoint=hub.endpoint))
     ckpt = run.checkpoint_dir("sft")
     for f in ckpt.rglob("*"):
         if f.is_file():
@@ -84,24 +97,23 @@ def test_round_trip_identical_files_and_logits(hub, run, env, tmp_path):
         assert torch.equal(model(ids).logits, ref_model(ids).logits)
     assert tok.apply_chat_template([{"role": "user", "content": "hi"}], tokenize=False) == \
         ref_tok.apply_chat_template([{"role": "user", "content": "hi"}], tokenize=False)
-    try:  # the project's validation (same verifiers as training), when that part exists
-        from recipe.config import load_config
-        from recipe.eval.validate import validate_domains
+    # the project's validation (same verifiers as training) scores both copies alike
+    from recipe.config import load_config
+    from recipe.eval.validate import validate_domains
 
-        from hub_server.tiny import tiny_val_splits
-    except ImportError:
-        return
+    from hub_server.tiny import tiny_val_splits
+    tok.padding_side = ref_tok.padding_side = "left"  # generation pads on the left (as load_checkpoint sets)
     cfg = load_config("tiny")
     splits, ecfg = tiny_val_splits(cfg, n=4), cfg.evaluation.model_copy(update={"max_new_tokens": 8})
     assert validate_domains(model, tok, splits, cfg.domains.names, ecfg) == \
         validate_domains(ref_model, ref_tok, splits, cfg.domains.names, ecfg)
 
 
-def test_model_card_has_model_index_and_lineage(hub, run, env, tmp_path):
+def test_model_card_has_model_index_and_lineage(hub, run, env, repo, tmp_path):
     from huggingface_hub import ModelCard, hf_hub_download
 
-    publish_stage(run, "sft", REPO)  # no-op if the round-trip test ran first
-    card = ModelCard.load(hf_hub_download(REPO, "README.md", revision="sft", endpoint=hub.endpoint,
+    publish_stage(run, "sft", repo)
+    card = ModelCard.load(hf_hub_download(repo, "README.md", revision="sft", endpoint=hub.endpoint,
                                           local_dir=tmp_path))
     data = card.data
     assert data.base_model is None and data.library_name == "transformers"  # tiny runs start from scratch
@@ -114,10 +126,10 @@ def test_model_card_has_model_index_and_lineage(hub, run, env, tmp_path):
         assert needle in card.text, needle
 
 
-def test_republish_is_noop_and_different_content_needs_force(hub, run, env):
-    first = publish_stage(run, "sft", REPO)
+def test_republish_is_noop_and_different_content_needs_force(hub, run, env, repo):
+    first = publish_stage(run, "sft", repo)
     before = len(hub.requests_log())
-    again = publish_stage(run, "sft", REPO)
+    again = publish_stage(run, "sft", repo)
     assert again["action"] == "unchanged" and again["commit"] == first["commit"]
     assert not _writes(hub.requests_log()[before:])
 
@@ -129,76 +141,76 @@ def test_republish_is_noop_and_different_content_needs_force(hub, run, env):
     (sft_ckpt / "extra_note.json").write_text("{}")
     try:
         with pytest.raises(HubError, match="different content.*--force"):
-            publish_stage(run, "sft", REPO)
-        forced = publish_stage(run, "sft", REPO, force=True)
+            publish_stage(run, "sft", repo)
+        forced = publish_stage(run, "sft", repo, force=True)
         assert forced["action"] == "replaced" and forced["commit"] != first["commit"]
         assert set(forced["changed"]) == {"model.safetensors", "extra_note.json"}
     finally:
         (sft_ckpt / "model.safetensors").write_bytes(saved)
         (sft_ckpt / "extra_note.json").unlink()
-    restored = publish_stage(run, "sft", REPO, force=True)
+    restored = publish_stage(run, "sft", repo, force=True)
     assert restored["removed"] == ["extra_note.json"]  # files gone locally are deleted on the branch
 
 
-def test_each_stage_gets_its_branch(hub, run, env):
+def test_each_stage_gets_its_branch(hub, run, env, repo):
     from huggingface_hub import HfApi
 
     api = HfApi(endpoint=hub.endpoint)
-    api.create_repo(REPO, exist_ok=True)
-    api.upload_file(path_or_fileobj=b"notes on main\n", path_in_repo="NOTES.md", repo_id=REPO)  # main != stages
-    res = publish_stage(run, "if_rl", REPO)
+    assert publish_stage(run, "sft", repo)["action"] == "created"
+    api.upload_file(path_or_fileobj=b"notes on main\n", path_in_repo="NOTES.md", repo_id=repo)  # main != stages
+    res = publish_stage(run, "if_rl", repo)
     assert res["action"] == "created" and res["removed"] == ["NOTES.md"]  # not inherited from main
-    branches = {b.name for b in api.list_repo_refs(REPO).branches}
+    branches = {b.name for b in api.list_repo_refs(repo).branches}
     assert {"main", "sft", "if_rl"} <= branches
-    assert "NOTES.md" not in {f.path for f in api.list_repo_tree(REPO, revision="if_rl")}
-    assert publish_stage(run, "if_rl", REPO)["action"] == "unchanged"
+    assert "NOTES.md" not in {f.path for f in api.list_repo_tree(repo, revision="if_rl")}
+    assert publish_stage(run, "if_rl", repo)["action"] == "unchanged"
 
 
-def test_branch_moved_since_comparison_is_refused(hub, run, env, monkeypatch):
+def test_branch_moved_since_comparison_is_refused(hub, run, env, repo, monkeypatch):
     from huggingface_hub import HfApi
 
     import recipe.hub.publish as pub
 
-    publish_stage(run, "sft", REPO)
+    publish_stage(run, "sft", repo)
     real_compare = pub.compare_remote
 
     def compare_then_someone_pushes(api, plan):
         real_compare(api, plan)
-        api.upload_file(path_or_fileobj=b"x\n", path_in_repo="race.txt", repo_id=REPO, revision="sft")
+        api.upload_file(path_or_fileobj=b"x\n", path_in_repo="race.txt", repo_id=repo, revision="sft")
 
     monkeypatch.setattr(pub, "compare_remote", compare_then_someone_pushes)
     ckpt = run.checkpoint_dir("sft")
     (ckpt / "extra_note.json").write_text("{}")
     try:
         with pytest.raises(HubError, match="moved while this command ran"):
-            publish_stage(run, "sft", REPO, force=True)
+            publish_stage(run, "sft", repo, force=True)
     finally:
         (ckpt / "extra_note.json").unlink()
     monkeypatch.setattr(pub, "compare_remote", real_compare)
-    assert "race.txt" in {f.path for f in HfApi(endpoint=hub.endpoint).list_repo_tree(REPO, revision="sft")}
-    assert publish_stage(run, "sft", REPO, force=True)["removed"] == ["race.txt"]
+    assert "race.txt" in {f.path for f in HfApi(endpoint=hub.endpoint).list_repo_tree(repo, revision="sft")}
+    assert publish_stage(run, "sft", repo, force=True)["removed"] == ["race.txt"]
 
 
-def test_refuses_incomplete_unsafe_or_unfinished(run, env, tmp_path):
+def test_refuses_incomplete_unsafe_or_unfinished(run, env, tmp_path, repo):
     ckpt = run.checkpoint_dir("sft")
     (ckpt / "pytorch_model.bin").write_bytes(b"not really a pickle")
     try:
         with pytest.raises(UntrustedArtifactError, match="pytorch_model.bin"):
-            publish_stage(run, "sft", REPO, dry_run=True)
+            publish_stage(run, "sft", repo, dry_run=True)
     finally:
         (ckpt / "pytorch_model.bin").unlink()
     gen = (ckpt / "generation_config.json").read_bytes()
     (ckpt / "generation_config.json").unlink()
     try:
         with pytest.raises(HubError, match="missing generation_config.json"):
-            publish_stage(run, "sft", REPO, dry_run=True)
+            publish_stage(run, "sft", repo, dry_run=True)
     finally:
         (ckpt / "generation_config.json").write_bytes(gen)
     manifest = run.read_manifest("if_rl")
     run.write_manifest("if_rl", {**manifest, "status": "running"})
     try:
         with pytest.raises(HubError, match="'running', not 'done'"):
-            publish_stage(run, "if_rl", REPO, dry_run=True)
+            publish_stage(run, "if_rl", repo, dry_run=True)
     finally:
         run.write_manifest("if_rl", manifest)
 

@@ -74,12 +74,9 @@ def make_fake_run(root: Path, run_id: str, stages=("sft", "if_rl"), seed: int = 
         "git_commit": "0123456789abcdef0123456789abcdef01234567", "container_digest": "sha256:" + "ab" * 32,
         "started_at": "2026-11-29T00:00:00+00:00",
         "data_revisions": {"nvidia/Nemotron-Cascade-2-RL-data": "1" * 40}})
-    try:
-        from recipe.config import config_to_yaml, load_config
+    from recipe.config import config_to_yaml, load_config
 
-        run.config_path.write_text(config_to_yaml(load_config("tiny")))
-    except ImportError:
-        run.config_path.write_text("profile: tiny\n")
+    run.config_path.write_text(config_to_yaml(load_config("tiny")))
     for i, stage in enumerate(stages):
         build_tiny_checkpoint(run.checkpoint_dir(stage), seed=seed + i)
         run.write_validation(stage, {"math": 0.25 + 0.1 * i, "mcqa": 0.5})
