@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from recipe.cluster import lock as L
 from recipe.cluster import fingerprint_check
@@ -62,7 +63,7 @@ def test_update_lock_and_refusal(lock_copy):
     assert new.pinned and new.resolved_by == "skopeo" and new.container_fingerprint == "fp123"
     assert L.require_pinned(L.read_lock(lock_copy), lock_copy, allow_unpinned=False) == []
     assert new.pyxis_ref == f"nvcr.io#nvidia/nemo-rl@{DIGEST}"
-    with pytest.raises(Exception):
+    with pytest.raises(ValidationError, match=r"digest[\s\S]*String should match pattern"):
         L.update_lock(lock_copy, digest="sha256:short")
 
 

@@ -61,7 +61,7 @@ def test_every_paper_value_cites_a_source():
     """Each non-trivial line of the paper stage profile carries a comment (section/table/[default])."""
     text = (PROFILES_DIR / "paper" / "stages.yaml").read_text()
     headers = [l for l in text.splitlines() if l and not l.startswith(" ") and not l.startswith("#")]
-    assert all("#" in h for h in headers), headers
+    assert len(headers) >= 5 and all("#" in h for h in headers), headers
 
 
 def test_stage_plan_order():

@@ -30,4 +30,5 @@ def test_50_eval_runs_under_papermill(tmp_path, shared_dir):
     text = (tmp_path / "50_out.ipynb").read_text()
     assert "mean_score" in text and "response" in text and "no_answer_%" in text
     nb = json.loads((PROJECT / "notebooks" / "50_eval.ipynb").read_text())
-    assert all(not c.get("outputs") for c in nb["cells"] if c["cell_type"] == "code"), "committed output-free"
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    assert code and all(not c.get("outputs") for c in code), "committed output-free"

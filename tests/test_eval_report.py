@@ -20,7 +20,8 @@ def _result(suite, score, k, max_tokens, T, top_p, thinking=True, limit=None):
 def test_paper_values_are_cited_once_in_the_paper_profile():
     suites = load_config("paper").benchmarks.suites
     assert suites["aime25"].paper.value == 92.4 and suites["ifbench"].paper.value == 82.9
-    assert all("2603.19220" in e.paper.citation for e in suites.values() if e.paper)
+    cited = [e.paper.citation for e in suites.values() if e.paper]
+    assert len(cited) >= 2 and all("2603.19220" in c for c in cited)
     assert not load_config("tiny").benchmarks.suites  # tiny does not repeat paper values
 
 

@@ -7,6 +7,7 @@ import pytest
 import yaml
 
 from recipe.config import config_to_yaml, load_config
+from recipe.config.loader import ConfigError
 from recipe.config.hub_section import ARTIFACT_CLI_NAMES
 from recipe.hub.cards import lineage, model_card
 from recipe.hub.download import UNSAFE_PATTERNS, resolve_patterns
@@ -35,7 +36,7 @@ def test_every_hub_key_reaches_the_code(tmp_path):
                                                                             "generation_config.json"]
     with pytest.raises(HubError, match="unknown subset.*MOPD"):
         resolve_patterns(cfg.hub.sft_data, ["MOPD"])
-    with pytest.raises(Exception, match="unknown key|extra"):
+    with pytest.raises(ConfigError, match="hub.rl_data.revison: unknown key"):
         load_config("tiny", overrides=["hub.rl_data.revison=main"])
     with pytest.raises(KeyError, match="released-model"):
         cfg.hub.artifact("model")

@@ -68,10 +68,7 @@ def test_pinned_commit_and_layout_readable_by_loaders(hub, section):
     assert sorted(p.parent.name for p in target.glob("*/*.jsonl")) == ["math", "safety"]
     ds = load_dataset_config(target, "safety")
     assert len(ds) == 5 and ds[0]["messages"][-1]["role"] == "assistant"
-    try:  # the data-curation loaders read what was downloaded (when that part exists)
-        from recipe.data.loaders import hub_configs, load_released
-    except ImportError:
-        return
+    from recipe.data.loaders import hub_configs, load_released  # the data-curation loaders read the download
     assert sorted(hub_configs(target)) == ["math", "safety"]
     records = list(load_released(target, "safety"))
     assert len(records) == 5 and records[0]["messages"][-1]["role"] == "assistant"

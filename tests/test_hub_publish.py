@@ -272,12 +272,9 @@ def test_curated_output_of_recipe_data_round_trips(hub, env, tmp_path):
     """`recipe data curate --out DIR` output (its own card) -> publish -> download -> the data loaders read it."""
     from huggingface_hub import snapshot_download
 
-    try:
-        from recipe.config import load_config
-        from recipe.data.curate import curate
-        from recipe.data.loaders import hub_configs
-    except ImportError:
-        pytest.skip("recipe.data (data curation) is not available")
+    from recipe.config import load_config
+    from recipe.data.curate import curate
+    from recipe.data.loaders import hub_configs
     rows = [{"messages": [{"role": "user", "content": f"What is {i} plus {i + 1}? Explain briefly please."},
                           {"role": "assistant", "content": f"<think>add</think>The answer is {2 * i + 1}."}]}
             for i in range(20)]

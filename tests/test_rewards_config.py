@@ -40,7 +40,7 @@ def test_bad_values_fail_with_the_field_named():
 def test_math_timeout_and_pool_threshold_reach_verify_batch():
     recs = [{"verifier": {"name": "math", "expected_answer": "1"}}] * 3
     out = verify_batch(recs, ["\\boxed{1}"] * 3, math_timeout_s=0.000001, pool_threshold=10**6)
-    assert all(r.reason in ("correct", "timeout") for r in out)  # literal match needs no sympy time
+    assert [r.reason for r in out] == ["correct"] * 3  # a literal match needs no sympy time, so no timeout
     slow = [{"verifier": {"name": "math", "expected_answer": "\\frac{(3-\\sqrt{3})(2-\\sqrt{3})^{1016}+(3+\\sqrt{3})(2+\\sqrt{3})^{1016}}{6}"}}]
     r = verify_batch(slow, ["\\boxed{\\frac{(1+\\sqrt{3})^{2033}-(1-\\sqrt{3})^{2033}}{2^{1017}\\sqrt{3}}}"], math_timeout_s=0.05)
     assert r[0].reason == "timeout"

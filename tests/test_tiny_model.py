@@ -22,8 +22,12 @@ def _tiny():
 def test_hybrid_architecture_and_roundtrip(tmp_path):
     cfg, sp, model, tok = _tiny()
     assert isinstance(model, NemotronHForCausalLM)
-    kinds = set(model.config.layers_block_type)
-    assert {"mamba", "moe", "attention"} <= kinds or len(kinds) == 3, model.config.layers_block_type
+    # hybrid_override_pattern "ME*E" (tiny run.yaml): M = Mamba-2, E = MoE, * = attention (transformers names the
+    # Mamba-2 block type "linear_attention"; the mixer classes say what each layer computes)
+    from transformers.models.nemotron_h import modeling_nemotron_h as nh
+    mixers = [type(layer.mixer) for layer in model.model.layers]
+    assert len(mixers) == 4 and issubclass(mixers[0], nh.NemotronHMamba2Mixer), mixers
+    assert mixers[1:] == [nh.NemotronHMoE, nh.NemotronHAttention, nh.NemotronHMoE], mixers
     assert model.config.n_routed_experts == 8 and model.config.num_experts_per_tok == 2
     out = save_checkpoint(model, tok, tmp_path / "ck")
     names = {p.name for p in out.iterdir()}
@@ -40,9 +44,30 @@ def test_hybrid_architecture_and_roundtrip(tmp_path):
 def test_generation_stops_at_im_end_and_left_padding_is_exact():
     cfg, sp, model, tok = _tiny()
     prompts = [render_prompt(tok, sp["math"]["val"][0], True), render_prompt(tok, sp["tool_call"]["val"][0], True)]
-    torch.manual_seed(0)
-    ro = generate(model, tok, prompts, max_new_tokens=6, temperature=1.0, top_p=1.0)
-    assert ro.mask_BS.sum(1).max() <= 6 and ro.input_ids_BS.shape[0] == 2
+    eos = tok.eos_token_id
+    calls = []
+
+    def im_end_from_third_token(module, inputs, logits):  # forward 1 = prefill (token 1), then one per token
+        calls.append(1)
+        if len(calls) >= 3:
+            logits = logits.clone()
+            logits[..., eos] += 1e4
+        return logits
+
+    hook = model.lm_head.register_forward_hook(im_end_from_third_token)
+    try:
+        torch.manual_seed(0)
+        ro = generate(model, tok, prompts, max_new_tokens=6, temperature=1.0, top_p=1.0)
+    finally:
+        hook.remove()
+    assert ro.input_ids_BS.shape[0] == 2 and bool(ro.finished_B.all())
+    for b in range(2):
+        resp = ro.input_ids_BS[b][ro.mask_BS[b].bool()]
+        # the response ends at its first <|im_end|> (token 3 at the latest), nothing is trained or kept after it
+        assert 1 <= len(resp) <= 3 and resp[-1] == eos and bool((resp[:-1] != eos).all()), resp
+        after = ro.input_ids_BS[b][int(ro.mask_BS[b].nonzero().max()) + 1:]
+        assert bool((after == tok.pad_token_id).all()), after
+    assert len(calls) <= 3  # generation stopped once every row had finished (no 6-token loop)
     # logits of a left-padded batch equal the unpadded ones
     enc = tok(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
     with torch.no_grad():
