@@ -1,8 +1,10 @@
 """Hugging Face dataset cards: one per curated dataset (generated from its ``report.json``) and one per
 NVIDIA release we consume (generated from the ``data`` config section and RECIPE.md §7).
 
-Front matter: ``license``, ``task_categories``, ``language``, ``size_categories``, ``configs`` (``data_files``
-per split), ``pretty_name``, ``tags``. Body: sources with revisions, every curation step with its counts,
+Front matter (Hugging Face dataset card fields, checked against ``huggingface_hub.DatasetCardData`` in
+tests/test_data_cards.py): ``license`` (with ``license_name`` + ``license_link`` when it is ``other``),
+``annotations_creators``, ``source_datasets``, ``task_categories``, ``language``, ``size_categories``, ``configs``
+(``data_files`` per split), ``pretty_name``, ``tags``. Every card has the sections of ``CARD_SECTIONS``. Body: sources with revisions, every curation step with its counts,
 decontamination sets (with sha256), pools, and the known gaps of RECIPE.md §7.3 / §10 (e.g. the code and
 long-context SFT data NVIDIA did not release). Cards are plain Markdown + YAML that
 ``huggingface_hub.DatasetCard`` parses (tested); nothing is uploaded here (``recipe hub publish`` does that).
@@ -41,6 +43,26 @@ _RELEASE_TEXT = {
 }
 
 
+CARD_SECTIONS = ("Dataset Structure", "Licensing", "Limitations", "Citation")
+# licenses we name with ``license: other``: where their text is
+LICENSE_LINKS = {
+    "NVIDIA Open Model License":
+        "https://www.nvidia.com/en-us/agreements/enterprise-software/nvidia-open-model-license/",
+}
+CITATION = """If you use this data, cite the paper whose recipe it serves:
+
+```bibtex
+@misc{nvidia2026nemotroncascade2,
+  title         = {Nemotron-Cascade 2: Post-Training LLMs with Cascade RL and Multi-Domain On-Policy Distillation},
+  author        = {{NVIDIA}},
+  year          = {2026},
+  eprint        = {2603.19220},
+  archivePrefix = {arXiv},
+  url           = {https://arxiv.org/abs/2603.19220}
+}
+```"""
+
+
 def size_category(n: int) -> str:
     for hi, label in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"),
                       (10_000_000, "1M<n<10M"), (100_000_000, "10M<n<100M")):
@@ -73,9 +95,15 @@ def curated_card(report, name: str) -> str:
     meta = {"pretty_name": name, "license": lic}
     if lic_name:
         meta["license_name"] = lic_name
-    meta.update({"language": ["en"], "task_categories": ["text-generation"],
+        meta["license_link"] = "README.md#licensing"  # mixed: each source's license is listed there
+    repos = sorted({s["repo_id"] for s in report.sources if s.get("repo_id")})
+    idx_items = ((report.decontamination or {}).get("index") or {}).get("items", 0)
+    meta.update({"annotations_creators": ["machine-generated"],
+                 "source_datasets": [f"extended|{r}" for r in repos] or ["original"],
+                 "language": ["en"], "task_categories": ["text-generation"],
                  "size_categories": [size_category(report.kept)],
-                 "tags": ["nemotron-cascade-2", "curated", "decontaminated"],
+                 # "decontaminated" only when the evaluation index covered at least one item
+                 "tags": ["nemotron-cascade-2", "curated"] + (["decontaminated"] if idx_items else []),
                  "configs": [{"config_name": c, "data_files": f} for c, f in configs.items()]})
     L = [_front_matter(meta), f"# {name}", "",
          "Curated with `recipe data curate` (Nemotron-Cascade 2 recipe reproduction, arXiv 2603.19220). "
@@ -116,12 +144,25 @@ def curated_card(report, name: str) -> str:
             L.append(f"| {st} | {p['size']:,} | {', '.join(f'{k} {v}' for k, v in p['counts'].items())} | "
                      f"{', '.join(p['missing_domains']) or '-'} |")
     released = any(s.get("repo_id") for s in report.sources)
-    L += ["", "## Known gaps", ""]
+    L += ["", "## Dataset Structure", "",
+          "Normalized records (`recipe/data/record.py`): `id`, `domain`, `messages`, `verifier`, `license`, `source`. "
+          "Configs (front matter `configs`):", ""]
+    L += [f"- `{c}`: " + ", ".join(f"{f['split']} = `{f['path']}` ({report.outputs[f['path']]['rows']:,} rows)"
+                                   for f in files) for c, files in configs.items()] or ["- none (no rows kept)"]
+    L += ["", "## Licensing", ""]
+    L += [f"- `{s['name']}`: {s.get('license') or 'unknown (not stated by the input)'}" for s in report.sources]
+    L += ["", "## Limitations", ""]
+    if not idx_items:
+        L.append("- Not decontaminated: no evaluation item entered the n-gram index (none given, or all shorter "
+                 f"than {dc.get('ngram')} words).")
+    L += ["- Decontamination matches word n-grams only: paraphrased evaluation items are not caught.", "",
+          "Known gaps:", ""]
     if released:
         L += [f"- {g}" for g in KNOWN_GAPS_SFT + KNOWN_GAPS_RL]
     else:
         L += ["- Built from local inputs only; the released-data gaps of RECIPE.md §7.3 apply to paper-scale runs:",
               *[f"  - {g}" for g in KNOWN_GAPS_SFT[:2] + KNOWN_GAPS_RL[:2]]]
+    L += ["", "## Citation", "", CITATION]
     return "\n".join(L) + "\n"
 
 
@@ -137,7 +178,10 @@ def released_card(rel: ReleasedDataset, kind: str) -> str:
     meta = {"pretty_name": rel.repo_id.split("/")[-1] + " (as consumed by this recipe)", "license": rel.license}
     if rel.license_name:
         meta["license_name"] = rel.license_name
-    meta.update({"language": ["en"], "task_categories": ["text-generation"], "size_categories": [size_category(total)],
+    if rel.license == "other":
+        meta["license_link"] = LICENSE_LINKS[rel.license_name]
+    meta.update({"annotations_creators": ["machine-generated"], "source_datasets": [f"extended|{rel.repo_id}"],
+                 "language": ["en"], "task_categories": ["text-generation"], "size_categories": [size_category(total)],
                  "tags": ["nemotron-cascade-2", "upstream"],
                  "configs": [{"config_name": c, "data_files": [{"split": "train", "path": f"{c}/*"}]} for c in rel.configs]})
     L = [_front_matter(meta), f"# {rel.repo_id}", "",
@@ -147,13 +191,17 @@ def released_card(rel: ReleasedDataset, kind: str) -> str:
          "checked against the Hub when the profile was written; `recipe hub download` records the sha it resolves.", "", "## Configs (rows stated on the upstream card)", "",
          "| config | rows |", "|---|---|"]
     L += [f"| `{c}` | {n:,} |" for c, n in rel.configs.items()]
-    L += [f"| **total** | **{total:,}** |", "", "## Format", "", _RELEASE_TEXT[rel.format], "",
+    L += [f"| **total** | **{total:,}** |", "", "## Dataset Structure", "", _RELEASE_TEXT[rel.format], "",
           "## How the recipe uses it", "",
           "`recipe hub download` writes a local Hub-layout copy; `recipe data curate --input <dir>` reads every config "
           "through `datasets` (streaming), normalizes rows (`recipe/data/record.py`), quarantines bad rows, "
           "decontaminates against the evaluation sets, deduplicates and writes per-stage data.", "",
-          "## Known gaps", ""]
+          "## Licensing", "",
+          f"{rel.license_name or rel.license} (upstream card" + (f"; text: {meta['license_link']}" if "license_link" in meta
+                                                                 else "") + "). Rows keep it in their `license` field.",
+          "", "## Limitations", "", "Known gaps:", ""]
     L += [f"- {g}" for g in (KNOWN_GAPS_SFT if kind == "sft" else KNOWN_GAPS_RL)]
+    L += ["", "## Citation", "", CITATION]
     return "\n".join(L) + "\n"
 
 
@@ -166,3 +214,74 @@ def write_released_cards(data: DataSection, out_dir: str | Path) -> list[Path]:
         p.write_text(released_card(rel, kind), encoding="utf-8")
         paths.append(p)
     return paths
+
+
+def _prompt_text(rec: dict) -> str:
+    return "\n".join(m.get("content") or "" for m in rec.get("messages", []) if m.get("role") != "assistant")
+
+
+def measure_overlap(splits: dict[str, dict[str, list[dict]]], ngram: int) -> dict[str, dict]:
+    """Per domain, measured: split sizes, train prompts whose text equals a val/select prompt, and the
+    ``ngram``-word decontamination of train against val + select (``recipe.data.decontam``: index coverage,
+    rows hit)."""
+    from recipe.data.decontam import NgramIndex
+    out = {}
+    for dom, sp in splits.items():
+        held = [r for s in ("val", "select") for r in sp.get(s, [])]
+        held_text = {_prompt_text(r) for r in held}
+        train_text = [_prompt_text(r) for r in sp["train"]]
+        index = NgramIndex.build(((str(r.get("id", i)), _prompt_text(r)) for i, r in enumerate(held)), n=ngram)
+        hits = index.check_batch(train_text) if len(index) else [None] * len(train_text)
+        out[dom] = {**{s: len(sp.get(s, [])) for s in ("train", "val", "select")},
+                    "exact_prompt_overlap": sum(t in held_text for t in train_text),
+                    "index": index.stats(), "ngram_hits": sum(h is not None for h in hits)}
+    return out
+
+
+TINY_SPLIT_NAMES = {"train": "train", "val": "validation", "select": "selection"}
+
+
+def tiny_domains_card(splits: dict[str, dict[str, list[dict]]], ngram: int, seed: int) -> str:
+    """Card of the data phase's output (``runs/<id>/00_data/``: ``<domain>_{train,val,select}.jsonl``), with
+    overlap counts measured on these very splits."""
+    overlap = measure_overlap(splits, ngram)
+    total = sum(v[s] for v in overlap.values() for s in ("train", "val", "select"))
+    meta = {"pretty_name": "tiny-domains", "license": "apache-2.0",
+            "annotations_creators": ["machine-generated"], "language_creators": ["machine-generated"],
+            "source_datasets": ["original"], "language": ["en"], "task_categories": ["text-generation"],
+            "size_categories": [size_category(total)], "tags": ["nemotron-cascade-2", "synthetic"],
+            "configs": [{"config_name": d, "data_files": [{"split": TINY_SPLIT_NAMES[s], "path": f"{d}_{s}.jsonl"}
+                                                          for s in ("train", "val", "select")]} for d in splits]}
+    L = [_front_matter(meta), "# tiny-domains", "",
+         "Synthetic tasks generated by this project (`recipe/domains/`, seed "
+         f"{seed}) so that the whole cascade runs on 2 CPU cores: every row is produced by code here, none is "
+         "copied from another dataset. `make run` writes these files to `runs/<id>/00_data/` with this card.", "",
+         "## Dataset Structure", "",
+         "One JSON record per line (`recipe/data/record.py`): `id`, `domain`, `messages` (the prompt, and for SFT "
+         "rows the reference answer), `verifier` (what the reward checks), `license`. Splits: `train` (SFT rows "
+         "and the RL prompt pool), `validation` (the report split), `selection` (MOPD teacher selection).", "",
+         "| domain | train | validation | selection |", "|---|---|---|---|"]
+    L += [f"| {d} | {v['train']:,} | {v['val']:,} | {v['select']:,} |" for d, v in overlap.items()]
+    L += ["", "## Overlap between train and held-out splits (measured)", "",
+          f"Train prompts against validation + selection prompts of the same domain: identical prompt text, and "
+          f"{ngram}-word n-gram decontamination (`recipe.data.decontam`; held-out prompts shorter than {ngram} "
+          "words are not covered by the index). Nothing is dropped: the counts are reported as measured.", "",
+          "| domain | identical prompts | held-out items | of which shorter than n (not covered) | train rows hit |",
+          "|---|---|---|---|---|"]
+    L += [f"| {d} | {v['exact_prompt_overlap']:,} | {v['index']['items']:,} | {v['index']['too_short']:,} | "
+          f"{v['ngram_hits']:,} |" for d, v in overlap.items()]
+    L += ["", "## Licensing", "", "Apache-2.0: the data is generated by this project's code (Apache-2.0).", "",
+          "## Limitations", "",
+          "- Toy tasks (small arithmetic, word-constraint instructions, multiple choice, tool calls, a hidden-rubric "
+          "chat): they exercise the training and evaluation code paths, they say nothing about real capability.",
+          "- Short prompts: most are shorter than the n-gram length, so n-gram decontamination cannot see them; "
+          "the identical-prompt count above is the meaningful overlap measure here.", "",
+          "## Citation", "", CITATION]
+    return "\n".join(L) + "\n"
+
+
+def tiny_domains_card_for(cfg) -> str:
+    """The card ``make run`` writes for profile ``cfg`` (committed for the tiny defaults: data_cards/tiny_domains)."""
+    from recipe.domains import build_tiny_splits
+    splits = build_tiny_splits(cfg.domains.tiny, cfg.domains.names, cfg.run.seed)
+    return tiny_domains_card(splits, cfg.data.decontam.ngram, cfg.run.seed)

@@ -1,5 +1,5 @@
 """Data phase of the tiny profile: generate the tiny domains and write them into ``00_data/`` as JSONL
-(normalized records), with a manifest carrying each file's sha256. Stages read the splits from these files."""
+(normalized records) with their dataset card (``README.md``), and a manifest carrying each file's sha256. Stages read the splits from these files."""
 from __future__ import annotations
 
 import json
@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 from recipe.config.schema import RecipeConfig
+from recipe.data.cards import tiny_domains_card
 from recipe.domains import build_tiny_splits
 from recipe.pipeline.hashing import sha256_file, sha256_obj
 from recipe.runs.layout import DATA_PHASE, RunDir, write_text_atomic
@@ -35,6 +36,8 @@ def prepare_data(run: RunDir, cfg: RecipeConfig, force: bool = False) -> dict[st
     for name, split in splits.items():
         for s in SPLITS:
             write_text_atomic(files[f"{name}_{s}"], "".join(json.dumps(r, sort_keys=True) + "\n" for r in split[s]))
+    # the dataset card of these files (data_files relative to 00_data/; overlap counts measured on these splits)
+    write_text_atomic(d / "README.md", tiny_domains_card(splits, cfg.data.decontam.ngram, cfg.run.seed))
     run.write_manifest(DATA_PHASE, {
         "stage": DATA_PHASE, "status": "done", "inputs": inputs,
         "outputs": {p.name: sha256_file(p) for p in files.values()},
