@@ -106,3 +106,29 @@ def test_endpoints_are_written_without_credentials(monkeypatch):
     assert current_endpoint() == "http://127.0.0.1:5"  # read at call time, not at import
     monkeypatch.delenv("HF_ENDPOINT")
     assert current_endpoint() == "https://huggingface.co"
+
+
+def test_model_card_follows_the_hub_layout(tmp_path):
+    import inspect
+    import re
+
+    from huggingface_hub import ModelCard, ModelCardData
+
+    from hub_server.tiny import make_fake_run
+    from recipe.hub.cards import MODEL_CARD_SECTIONS
+    run = make_fake_run(tmp_path, "r", stages=("sft",))
+    for license, name in (("apache-2.0", None), ("other", "not specified by the publisher")):
+        card = ModelCard(model_card(run, "sft", "org/cascade", license=license))
+        meta = card.data.to_dict()
+        known = set(inspect.signature(ModelCardData.__init__).parameters) - {"self", "kwargs"}
+        assert set(meta) - {"model-index"} <= known, set(meta) - known
+        assert meta["license"] == license and {"library_name", "pipeline_tag", "tags", "model-index"} <= set(meta)
+        if name:
+            assert meta["license_name"].startswith(name) and meta["license_link"], meta
+        else:
+            assert "license_name" not in meta and "license_link" not in meta
+        headings = re.findall(r"^## (.+)$", card.text, flags=re.M)
+        assert [h for h in headings if h in MODEL_CARD_SECTIONS] == list(MODEL_CARD_SECTIONS), headings
+        assert "2603.19220" in card.text.split("## Citation", 1)[1]
+    from recipe.hub.cards import other_license
+    assert other_license("nvidia/Nemotron-Nano-9B-v2")[0] == "NVIDIA Open Model License"

@@ -16,6 +16,17 @@ from recipe.config.schema import STAGE_PLAN
 from recipe.runs.layout import RunDir
 
 NOT_RECORDED = "not recorded"
+# sections every generated model card has (Hugging Face model card layout; tests/test_hub_config_and_card.py)
+MODEL_CARD_SECTIONS = ("Model Details", "Training Details", "Evaluation", "Licensing", "Limitations", "Citation")
+
+
+def other_license(base_id: str | None) -> tuple[str, str]:
+    """(license_name, license_link) for ``license: other``: a checkpoint derived from an NVIDIA base inherits
+    the NVIDIA Open Model License; otherwise the publisher did not name one and the card says so."""
+    from recipe.data.cards import LICENSE_LINKS
+    if base_id and base_id.startswith("nvidia/"):
+        return "NVIDIA Open Model License", LICENSE_LINKS["NVIDIA Open Model License"]
+    return "not specified by the publisher (set hub.publish.license)", "README.md#licensing"
 
 
 def _first(d: dict, *keys: str) -> Any:
@@ -114,11 +125,16 @@ def model_card(run: RunDir, stage: str, repo_id: str, *, license: str, base_mode
              for domain, score in sorted(scores.items())]
     from recipe.eval.model_index import eval_results_for_card  # issue 13: recipe eval results of this stage
     evals += eval_results_for_card(run, stage)
+    lic_name, lic_link = other_license(base_id) if license == "other" else (None, None)
     data = ModelCardData(
-        license=license, library_name="transformers", pipeline_tag="text-generation",
+        license=license, license_name=lic_name, license_link=lic_link, library_name="transformers",
+        pipeline_tag="text-generation",
         base_model=base_id, datasets=_dataset_ids(lin["data_revisions"]) or None,
         tags=["nemotron-cascade-2-recipe", f"stage-{stage}", f"profile-{lin['profile'] or 'unknown'}"],
         model_name=name, eval_results=evals or None)
+    license_text = license if license != "other" else \
+        f"other: {lic_name}" + (f" ({lic_link})" if lic_link.startswith("http") else "")
+
     def _mean(v: float | None) -> str:
         return "n/a" if v is None else f"{v:.4f}"
 
@@ -135,11 +151,15 @@ def model_card(run: RunDir, stage: str, repo_id: str, *, license: str, base_mode
     body = f"""
 # {name} — stage `{stage}`
 
+## Model Details
+
 Checkpoint after stage `{stage}` of a Nemotron-Cascade 2 post-training reproduction (arXiv 2603.19220),
 run `{lin['run_id']}` (profile `{lin['profile'] or NOT_RECORDED}`, seed `{lin['seed'] if lin['seed'] is not None else NOT_RECORDED}`).
 This branch (`{stage}`) holds exactly this stage; other stages of the run are on their own branches.
 
-## Lineage
+## Training Details
+
+Lineage:
 
 - Base model: {base_text}
 - Git commit: `{lin['git_commit'] or NOT_RECORDED}`{' (dirty tree)' if lin['git_dirty'] else ''}
@@ -156,7 +176,9 @@ Stages passed (the cascade order of the paper, §4.1):
 Data revisions:
 {rev_lines}
 
-## Validation of this checkpoint
+## Evaluation
+
+Validation of this checkpoint (the stage's own validation split, `validation.json`):
 
 | domain | score |
 |---|---|
@@ -174,5 +196,29 @@ tokenizer = AutoTokenizer.from_pretrained("{repo_id}", revision="{stage}")
 ```
 
 `provenance.json` in this branch holds the same lineage as data; `validation.json` the scores.
+
+## Licensing
+
+{license_text}.
+Training data: see the data revisions above and their dataset cards.
+
+## Limitations
+
+- A research reproduction of one stage of the recipe, not a product: scores are the recipe's validation tasks
+  (listed above with their split), not a safety or capability assessment.
+- A tiny-profile checkpoint (`profile-tiny`) is a few-hundred-thousand-parameter model trained on toy tasks: it
+  demonstrates the pipeline and says nothing about the paper's model.
+
+## Citation
+
+```bibtex
+@misc{{nvidia2026nemotroncascade2,
+  title         = {{Nemotron-Cascade 2: Post-Training LLMs with Cascade RL and Multi-Domain On-Policy Distillation}},
+  author        = {{NVIDIA}},
+  year          = {{2026}},
+  eprint        = {{2603.19220}},
+  archivePrefix = {{arXiv}}
+}}
+```
 """
     return ModelCard.from_template(data, template_str="---\n{{ card_data }}\n---\n" + body).content
