@@ -57,5 +57,41 @@ def test_judge_group_rewards_over_a_batch():
     assert judge_group_rewards([REC] * 3, texts, 3, cfg).tolist() == [1.0, 0.0, 0.5]
     with pytest.raises(ValueError, match="whole groups"):
         judge_group_rewards([REC] * 3, texts, 2, cfg)
-    with pytest.raises(ValueError, match="cluster backend"):
+    with pytest.raises(ValueError, match="compare_url"):
         judge_group_rewards([REC] * 3, texts, 3, JudgeConfig(kind="genrm_compare"))
+
+
+def test_genrm_compare_client_speaks_the_nemo_gym_compare_api():
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+    seen = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 - http.server API
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            seen.append((self.path, body))
+            n = len(body["response_objs"])
+            data = json.dumps({"rewards": [float(i) for i in range(n)], "comparison_results": []}).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args):
+            pass
+
+    srv = HTTPServer(("127.0.0.1", 0), Handler)
+    th = threading.Thread(target=srv.serve_forever, daemon=True)
+    th.start()
+    try:
+        cfg = JudgeConfig(kind="genrm_compare", compare_url=f"http://127.0.0.1:{srv.server_address[1]}/")
+        out = judge_group_rewards([REC] * 4, ["a", "b", "c", "d"], 2, cfg)
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    assert out.tolist() == [0.0, 1.0, 0.0, 1.0]      # one /compare per group, rewards in response order
+    path, body = seen[0]
+    assert path == "/compare" and len(seen) == 2
+    assert body["conversation_history"] == [{"role": "user", "content": REC["messages"][0]["content"]}]
+    assert body["response_objs"][1]["output"][0]["content"][0] == {"type": "output_text", "text": "b"}

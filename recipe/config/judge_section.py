@@ -27,6 +27,10 @@ class JudgeConfig(BaseModel):
     top_percentile: float = Field(
         0.2, gt=0, le=1, description="Quality gate of the bonus: only the top this-fraction of the group by judge "
         "score (at least one response) can get it (NeMo-Gym top_percentile).")
+    compare_url: Optional[str] = Field(
+        None, description="genrm_compare: base URL of the NeMo-Gym genrm_compare resources server (POST /compare); "
+        "the cluster backend starts the server and sets it, a local run may point it at one.")
+    timeout_s: float = Field(600.0, gt=0, description="genrm_compare: seconds per /compare request.")
     genrm_model: Optional[str] = Field(None, description="genrm_compare: the GenRM served model name.")
     genrm_max_output_tokens: Optional[int] = Field(None, gt=0, description="genrm_compare: GenRM generation cap.")
     genrm_temperature: Optional[float] = Field(None, ge=0)

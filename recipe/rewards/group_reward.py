@@ -10,12 +10,22 @@
    aggregate is above 0 (it won or tied something). Ties in length go to the lower index.
 
 Lengths are words of the visible answer. ``aggregate_pairwise`` is the pure arithmetic (hand-checked in
-tests/test_group_reward.py); ``judge_group_rewards`` runs a judge over a rollout batch. The cluster backend's
-judge is NeMo-Gym's ``genrm_compare`` server with the same settings (``recipe/config/judge_section.py``).
+tests/test_group_reward.py).
+
+One interface, ``GroupJudge.group_rewards(record, responses) -> rewards``, two implementations:
+- ``PairwiseGroupJudge`` (tiny, ``kind: rubric_pairwise``): the hidden-rubric pairwise judge over the configured
+  pairs, aggregated here;
+- ``GenRMCompareClient`` (paper, ``kind: genrm_compare``): NeMo-Gym's ``genrm_compare`` resources server, which
+  runs the GenRM on the pairs and aggregates with the same settings; POST ``/compare`` with
+  ``{"conversation_history", "response_objs"}``, answer ``{"rewards": [...]}``.
+``judge_group_rewards`` runs either over a rollout batch (``recipe/config/judge_section.py`` has the settings).
 """
 from __future__ import annotations
 
+import json
 import math
+import urllib.request
+from typing import Protocol
 
 import torch
 
@@ -57,26 +67,63 @@ def aggregate_pairwise(G: int, comparisons: list[tuple[int, int, float, float]],
     return rewards
 
 
-def make_group_judge(cfg: JudgeConfig):
+class GroupJudge(Protocol):
+    def group_rewards(self, record: dict, responses: list[str]) -> list[float]: ...
+
+
+class PairwiseGroupJudge:
+    """A pairwise judge over the configured pairs, aggregated by ``aggregate_pairwise``."""
+
+    def __init__(self, cfg: JudgeConfig, judge=None):
+        self.cfg, self.judge = cfg, judge or HiddenRubricJudge()
+
+    def group_rewards(self, record: dict, responses: list[str]) -> list[float]:
+        G, c = len(responses), self.cfg
+        comps = []
+        for i, j in comparison_pairs(G, c.comparison_strategy):
+            v = self.judge.compare(record, responses[i], responses[j])
+            comps.append((i, j, v.score_a, v.score_b))
+        lengths = [len(words(visible_answer(t) or "")) for t in responses]
+        return aggregate_pairwise(G, comps, lengths, length_coeff=c.answer_length_penalty_coeff,
+                                  answer_bonus=c.answer_bonus, top_percentile=c.top_percentile)
+
+
+class GenRMCompareClient:
+    """Client of NeMo-Gym's genrm_compare resources server (pairs, GenRM calls and aggregation happen there)."""
+
+    def __init__(self, cfg: JudgeConfig):
+        if not cfg.compare_url:
+            raise ValueError("judge kind genrm_compare needs judge.compare_url (the genrm_compare server; the cluster "
+                             "backend starts it); the local tiny judge is kind: rubric_pairwise")
+        self.url, self.timeout_s = cfg.compare_url.rstrip("/") + "/compare", cfg.timeout_s
+
+    def group_rewards(self, record: dict, responses: list[str]) -> list[float]:
+        body = {"conversation_history": [{"role": m["role"], "content": m["content"]} for m in record["messages"]],
+                "response_objs": [{"output": [{"type": "message", "content": [{"type": "output_text", "text": t}]}]}
+                                  for t in responses]}
+        req = urllib.request.Request(self.url, data=json.dumps(body).encode(), method="POST",
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=self.timeout_s) as resp:  # noqa: S310 - configured endpoint
+            rewards = json.loads(resp.read().decode()).get("rewards")
+        if not isinstance(rewards, list) or len(rewards) != len(responses):
+            raise ValueError(f"genrm_compare at {self.url} returned {rewards!r} for {len(responses)} responses")
+        return [float(r) for r in rewards]
+
+
+def make_group_judge(cfg: JudgeConfig) -> GroupJudge:
     if cfg.kind == "rubric_pairwise":
-        return HiddenRubricJudge()
-    raise ValueError(f"judge kind {cfg.kind!r} runs on the cluster backend (NeMo-Gym genrm_compare); the local "
-                     f"backend implements rubric_pairwise")
+        return PairwiseGroupJudge(cfg)
+    if cfg.kind == "genrm_compare":
+        return GenRMCompareClient(cfg)
+    raise ValueError(f"unknown judge kind {cfg.kind!r}")
 
 
 def judge_group_rewards(records: list[dict], texts: list[str], G: int, cfg: JudgeConfig) -> torch.Tensor:
-    """Rewards [B] for B = P * G responses (group-major), one judge pass over each group's pairs."""
+    """Rewards [B] for B = P * G responses (group-major), one judge pass over each group."""
     if len(records) % G:
         raise ValueError(f"{len(records)} responses are not whole groups of {G}")
     judge = make_group_judge(cfg)
     out: list[float] = []
     for g in range(len(records) // G):
-        rec, resp = records[g * G], texts[g * G:(g + 1) * G]
-        comps = []
-        for i, j in comparison_pairs(G, cfg.comparison_strategy):
-            v = judge.compare(rec, resp[i], resp[j])
-            comps.append((i, j, v.score_a, v.score_b))
-        lengths = [len(words(visible_answer(t) or "")) for t in resp]
-        out += aggregate_pairwise(G, comps, lengths, length_coeff=cfg.answer_length_penalty_coeff,
-                                  answer_bonus=cfg.answer_bonus, top_percentile=cfg.top_percentile)
+        out += judge.group_rewards(records[g * G], texts[g * G:(g + 1) * G])
     return torch.tensor(out, dtype=torch.float32)
