@@ -78,3 +78,16 @@ def test_missing_baseline_is_reported(arena):
     creative = next(r for r in rows if r["category"] == "creative_writing" and r["uid"] not in base)
     with pytest.raises(RowError, match="no baseline answer"):
         get_suite("arena_hard_v2").score(creative, "answer", False)
+
+
+def test_score_cli_without_a_judge_is_one_clear_error(arena, tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from recipe.cli import app
+    rows, base = arena
+    f = tmp_path / "r.jsonl"
+    f.write_text("\n".join(json.dumps(dict(r, response="x")) for r in rows[:3]) + "\n")
+    res = CliRunner().invoke(app, ["eval", "score", "--suite", "arena_hard_v2", "--responses", str(f), "--out", str(tmp_path / "o")])
+    assert res.exit_code == 2 and "needs a judge" in res.output

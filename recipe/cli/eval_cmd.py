@@ -26,10 +26,11 @@ def _fail(msg: str) -> None:
 
 @contextlib.contextmanager
 def _user_errors():
+    from recipe.eval.sources import SourceUnavailable
     from recipe.eval.suites import UnknownSuiteError
     try:
         yield
-    except (ValueError, FileNotFoundError, UnknownSuiteError) as e:
+    except (ValueError, FileNotFoundError, UnknownSuiteError, SourceUnavailable) as e:
         _fail(e.args[0] if isinstance(e, KeyError) and e.args else str(e))
 
 
@@ -98,6 +99,8 @@ def score(
                                         "their own options: `recipe eval score --suite ioi --help-olympiad`)."),
     responses: Optional[Path] = typer.Option(None, help="JSONL: the benchmark's row fields + `response` per line."),
     out: Path = typer.Option(..., help="Output folder: items.jsonl and summary.json."),
+    judge_endpoint: Optional[str] = typer.Option(None, help="OpenAI-compatible judge server (arena_hard_v2)."),
+    judge_model: Optional[str] = typer.Option(None, help="Judge model name (paper: gpt-4.1)."),
 ) -> None:
     """Score existing responses from any system; malformed lines are reported with their line number."""
     from recipe.eval.olympiad.score_cli import SUITES as OLYMPIAD
@@ -107,7 +110,10 @@ def score(
             typer.echo(build_parser().format_help())
             return
         with _user_errors():
-            typer.echo(json.dumps(run_score(suite, list(ctx.args), out=out, responses=responses), indent=2, default=str))
+            judge_args = ((["--judge-endpoint", judge_endpoint] if judge_endpoint else [])
+                          + (["--judge-model", judge_model] if judge_model else []))  # the olympiad parser's own
+            typer.echo(json.dumps(run_score(suite, [*ctx.args, *judge_args], out=out, responses=responses), indent=2,
+                                  default=str))
         return
     if ctx.args:
         _fail(f"unknown option(s) {' '.join(ctx.args)}")
@@ -115,6 +121,10 @@ def score(
         _fail("--responses FILE.jsonl is required")
     from recipe.eval.score_file import score_responses
     with _user_errors():
+        if judge_endpoint or judge_model:
+            from recipe.config import load_config
+            from recipe.eval.api import configure_judge
+            configure_judge(load_config("paper"), judge_endpoint=judge_endpoint, judge_model=judge_model)
         s = score_responses(suite, responses, out)
     for m in s["malformed"]:
         console.print(f"[yellow]line {m['line']}:[/] {m['error']}")

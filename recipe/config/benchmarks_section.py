@@ -46,6 +46,7 @@ class EvalPhaseSection(_Section):
     slice of real benchmarks (first ``limit`` rows) read from ``mirror`` or the Hub, else shown as unavailable."""
     enabled: bool = True
     tiny_suites: list[str] = Field(default_factory=list, description="Empty = tiny_<domain> for every run domain.")
+    tiny_limit: int | None = Field(None, gt=0, description="First N validation rows per tiny suite (None = all).")
     real_suites: dict[str, int] = Field(default_factory=dict, description="suite -> number of rows of the slice")
     k: int = Field(1, ge=1)
     max_tokens: int = Field(32, gt=0)

@@ -32,6 +32,10 @@ SYSTEM = ("Please act as an impartial judge and evaluate the quality of the resp
 _PATTERNS = (re.compile(r"\[\[([AB<>=]+)\]\]"), re.compile(r"\[([AB<>=]+)\]"))
 _A_WINS, _B_WINS, _TIE = {"A>>B", "A>B", "B<A", "B<<A"}, {"B>>A", "B>A", "A<B", "A<<B"}, {"A=B", "B=A"}
 
+class JudgeNotConfigured(ValueError):
+    """ArenaHard was asked to score without a judge (a setup error, reported once, not per row)."""
+
+
 _STATE: dict[str, Any] = {"judge": None, "judge_name": None, "baselines": {}}
 
 
@@ -73,7 +77,8 @@ def parse_verdict(text: str) -> str | None:
 def score_arena(row: dict, response: Any, thinking: bool) -> dict:
     judge = _STATE["judge"]
     if judge is None:
-        raise RuntimeError("arena_hard_v2 needs a judge: arena_hard.configure(judge=...) or --judge-endpoint/--judge-model")
+        raise JudgeNotConfigured("arena_hard_v2 needs a judge: --judge-endpoint and --judge-model "
+                                 "(or arena_hard.configure(judge=...))")
     base = row.get("baseline_answer") or _STATE["baselines"].get(str(row["uid"]))
     if not base:
         raise RowError(f"no baseline answer for uid {row['uid']} (category {row.get('category')}): give baseline_answer")

@@ -27,7 +27,8 @@ def run_eval_phase(run, cfg, stage: str) -> dict:
     knobs = dict(k=ep.k, max_tokens=ep.max_tokens, temperature=ep.temperature, top_p=ep.top_p, thinking=ep.thinking,
                  seed=cfg.run.seed)
     tiny = ep.tiny_suites or [f"tiny_{d}" for d in cfg.domains.names]
-    results = evaluate(tiny, out=out, run_id=run.run_id, stage=stage, backend=backend, cfg=cfg, **knobs)
+    results = evaluate(tiny, out=out, run_id=run.run_id, stage=stage, backend=backend, cfg=cfg, limit=ep.tiny_limit,
+                       **knobs)
     for name, n in ep.real_suites.items():
         results.update(evaluate([name], out=out, run_id=run.run_id, stage=stage, backend=backend, limit=n, cfg=cfg,
                                 **knobs))
