@@ -101,6 +101,10 @@ TARGETS: list = [
     DeltaTarget("c", "RLHF raises the chat win rate", "rlhf", ("chat",)),
     DeltaTarget("d", "MOPD's average over all domains beats its input's", "mopd", None),
     TeacherMatchTarget("e", "MOPD ends within the CI of each teacher on that teacher's domain"),
+    DeltaTarget("f", "long-context RL raises long-context QA", "long_context_rl", ("long_context",)),
+    DeltaTarget("g", "code RL raises code (hidden unit tests)", "code_rl", ("code",)),
+    DeltaTarget("h", "SWE RL (agentless, then agentic) raises agentless SWE", "swe_rl", ("swe",)),
+    DeltaTarget("i", "SWE RL (agentless, then agentic) raises agentic SWE", "swe_rl", ("swe_agentic",)),
 ]
 
 
