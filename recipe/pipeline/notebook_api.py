@@ -72,8 +72,12 @@ def validation_table(run_id: str, stage: str) -> pd.DataFrame:
 def stage_curves(run_id: str, stage: str):
     """The stage's training curves (either backend); says so instead of failing while nothing is logged yet."""
     from recipe.pipeline import plots
+    run = RunDir.for_id(run_id)
+    if stage == "swe_rl_agentless":  # the first phase of swe_rl (a row of scores.json, metrics in swe_rl/agentless)
+        from recipe.pipeline.stage_runner import PhaseRunDir
+        run, stage = PhaseRunDir(run, "agentless"), "swe_rl"
     try:
-        return plots.plot_stage_curves(RunDir.for_id(run_id), stage)
+        return plots.plot_stage_curves(run, stage)
     except FileNotFoundError as e:
         print(f"no curves yet: {e}")
         return None
