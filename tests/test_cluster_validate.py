@@ -179,3 +179,46 @@ def test_prefetch_config_sets_dummy_interpolation_values():
     assert ng["genrm_model_name"] == "dummy-genrm"
     assert ng["swe_agents_train"]["responses_api_agents"]["swe_agents"]["container_formatter"] == "dummy"
     assert (Path(__file__).parents[1] / "containers/gym_envs.yaml").read_text() == prefetch_text()
+
+
+def test_validator_catches_each_gym_wiring_mistake(rendered, tree, tmp_path):
+    _, res = rendered
+    cases = [
+        ("rlhf", 0, lambda d: d["env"]["nemo_gym"].pop("genrm_model_name"), "genrm_model_name is not set"),
+        ("swe_rl", 1, lambda d: d["env"]["nemo_gym"]["swe_agents_val"]["responses_api_agents"]["swe_agents"].update(
+            container_formatter="???"), "swe_agents_val.responses_api_agents.swe_agents.container_formatter"),
+        ("long_context_rl", 0, lambda d: d["env"]["nemo_gym"].pop("equivalence_llm_judge"), "policy_model"),
+        ("mopd", 0, lambda d: d["env"]["nemo_gym"].update(rlhf_opd_simple_agent={"responses_api_agents": {
+            "simple_agent": {"skip_verification": True}}}), "skip_verification"),
+    ]
+    for stage, job, edit, msg in cases:
+        path = res[stage].jobs[job].config_path
+        assert check_file(path, tree) == [], stage                      # the rendered file is clean ...
+        bad = tmp_path / stage
+        bad.mkdir()
+        problems = check_file(_mutated(path, bad, edit), tree)          # ... the old mistake is caught
+        assert any(msg in p for p in problems), (stage, problems)
+
+
+def test_mopd_refuses_rows_for_the_old_pass_through_agent(paper, tmp_path):
+    """RLHF rows prepared for rlhf_opd_simple_agent (a Gym-branch agent) cannot be routed at the pinned Gym."""
+    from recipe.pipeline.teachers import record_selection
+
+    run = RunDir(tmp_path / "m")
+    for s in ("sft", "if_rl", "multi_domain_rl", "rlhf_branch"):
+        run.write_manifest(s, {"status": "done"})
+    group = ("instruction_following", "mcqa", "workplace_tools", "structured_output")
+    record_selection(run, "multi_domain_rl", {"final": {"step": 1, "checkpoint": "/c", "scores": {
+        d: {"score": 0.5, "ci_low": 0.4, "ci_high": 0.6, "n": 100} for d in group}}})
+    cfg = load_config("paper", overrides=OVERRIDES + ["mopd.teacher_routing.instruction_following=select:multi_domain_rl",
+                                                      "mopd.teacher_routing.mcqa=select:multi_domain_rl",
+                                                      "mopd.teacher_routing.workplace_tools=select:multi_domain_rl",
+                                                      "mopd.teacher_routing.structured_output=select:multi_domain_rl"])
+    data = run.path / "nemo_rl_data" / "mopd"
+    data.mkdir(parents=True)
+    row = {"responses_create_params": {"input": [{"role": "user", "content": "hi"}]},
+           "agent_ref": {"type": "responses_api_agents", "name": "rlhf_opd_simple_agent"}}
+    for split in ("train", "validation"):
+        (data / f"{split}.jsonl").write_text(json.dumps(row) + "\n")
+    with pytest.raises(ValueError, match="rlhf_opd_simple_agent"):
+        render_stage(cfg, run, "mopd", allow_unpinned=True, allow_dirty=True)

@@ -100,6 +100,42 @@ def type_problems(resolved: dict, rendered_keys: Iterable[str] = (),
     return out
 
 
+# Keys that exist only on NeMo-Gym branches, not at the commit NeMo-RL v0.7.0 pins: Gym ignores them silently
+# (issue 14 item 2: MOPD's pass-through agents relied on skip_verification).
+GYM_KEYS_NOT_AT_PIN = ("skip_verification", "skip_verification_reward")
+GENRM_CONFIG = "resources_servers/genrm_compare/configs/genrm_compare.yaml"
+SWE_AGENTS_CONFIG = "responses_api_agents/swe_agents/configs/swebench_openhands_training.yaml"
+LLM_JUDGE_CONFIG = "resources_servers/equivalence_llm_judge/configs/equivalence_llm_judge.yaml"
+
+
+def gym_problems(resolved: dict) -> list[str]:
+    """What the Gym server configs named in ``env.nemo_gym.config_paths`` need from the NeMo-RL config: the GenRM's
+    ``${genrm_model_name}``, swe_agents' mandatory ``container_formatter`` / ``dataset_path`` for both agent instances,
+    an LLM judge that is not the policy; and no key the pinned Gym does not have."""
+    ng = (resolved.get("env") or {}).get("nemo_gym") or {}
+    if not isinstance(ng, dict):
+        return []
+    out = []
+    paths = ng.get("config_paths") or []
+    for key in flatten_keys(ng):
+        if any(part in GYM_KEYS_NOT_AT_PIN for part in key.split(".")):
+            out.append(f"env.nemo_gym.{key}: not a key of the NeMo-Gym commit v0.7.0 pins (Gym ignores it silently)")
+    if GENRM_CONFIG in paths and not (isinstance(ng.get("genrm_model_name"), str) and ng["genrm_model_name"]):
+        out.append("env.nemo_gym.genrm_model_name is not set: genrm_compare.yaml serves model ${genrm_model_name}")
+    if SWE_AGENTS_CONFIG in paths:
+        for inst in ("swe_agents_train", "swe_agents_val"):
+            a = ((ng.get(inst) or {}).get("responses_api_agents") or {}).get("swe_agents") or {}
+            for k in ("container_formatter", "dataset_path"):
+                if not a.get(k) or a.get(k) == nrl_schema.MISSING:
+                    out.append(f"env.nemo_gym.{inst}.responses_api_agents.swe_agents.{k} is not set (mandatory in Gym)")
+    if LLM_JUDGE_CONFIG in paths:
+        srv = (((ng.get("equivalence_llm_judge") or {}).get("resources_servers") or {}).get("equivalence_llm_judge")
+               or {}).get("judge_model_server") or {}
+        if srv.get("name", "policy_model") == "policy_model":
+            out.append("equivalence_llm_judge judges with policy_model (Gym's default): configure a judge model")
+    return out
+
+
 def unknown_keys(flat: dict[str, Any], known: set[str]) -> list[str]:
     bad = []
     for k in flat:
@@ -180,6 +216,7 @@ def check_file(path: Path, tree: ReleaseTree, *, known: set[str] | None = None,
         return problems + [f"does not load with the release's defaults: {e}"]
     problems += value_mismatches(cfg, expected or {})
     problems += type_problems(cfg, flat, types)
+    problems += gym_problems(cfg)
     return problems
 
 
