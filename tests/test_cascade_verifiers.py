@@ -59,9 +59,13 @@ def private_tmp(monkeypatch):
     ("print('@@RESULT 0 3 3')\nimport os\nos._exit(0)", {"no_result"}),                      # forged result
 ])
 def test_code_hostile_answers_get_a_verdict_within_limits(body, reasons, private_tmp):
+    t0 = time.monotonic()  # baseline under the current load: a correct answer (start-up, tests, clean-up)
+    assert verify({"verifier": CODE, "mode": "thinking"}, _code("def f(x):\n    return x + 3")).reason == "correct"
+    baseline_s = time.monotonic() - t0
     t0 = time.monotonic()
     res = verify({"verifier": CODE, "mode": "thinking"}, _code(body))
-    assert time.monotonic() - t0 < 2 * 1.0 + 1 + 3  # wall limit 2*TL+1 plus start-up and clean-up
+    # wall limit 2*TL+1 plus twice the measured start-up and clean-up (quiet machine: ~0.5 s)
+    assert time.monotonic() - t0 < 2 * 1.0 + 1 + 2 * baseline_s + 1
     assert res.reason in reasons, res
     if "fork" not in body:
         assert res.score == 0.0
