@@ -70,6 +70,17 @@ def test_all_notebooks_run_through_papermill(runs_dir, capsys):
     assert {s: d["input"] for s, d in data["deltas"].items()} == {
         "if_rl": "sft", "multi_domain_rl": "if_rl", "rlhf_branch": "sft", "mopd": "multi_domain_rl", "rlhf": "mopd",
         "long_context_rl": "rlhf", "code_rl": "long_context_rl", "swe_rl": "code_rl"}
+    # no stage loses its own domains: its validation (fixed seed) stays at or above its input's score minus the CI
+    from recipe.config import load_config
+    cfg = load_config("tiny", FAST)
+    own = {(s, dom): (data["stages"][s][dom], data["stages"][d["input"]][dom])
+           for s, d in data["deltas"].items() for dom in (getattr(cfg.stage(s), "domains", None) or [])
+           if dom in data["stages"][s] and dom in data["stages"][d["input"]]}
+    print("own-domain validation {(stage, domain): (score, input score, input ci_low)}:",
+          {k: (now["score"], before["score"], before["ci_low"]) for k, (now, before) in own.items()})
+    assert len(own) >= 9, own
+    for (s, dom), (now, before) in own.items():
+        assert now["score"] >= before["ci_low"], (s, dom, now, before)
     rows = [json.loads(x) for x in (run.stage_dir("mopd") / "samples" / "final_val.jsonl").read_text().splitlines()]
     assert len(rows) == (5 * 16 + 6 + 6 + 6 + 3) * 2 and {"domain", "item_id", "sample", "response", "reward"} <= set(rows[0])
     out = capsys.readouterr()
