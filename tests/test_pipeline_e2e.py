@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -148,6 +149,9 @@ def test_sigkill_mid_stage_then_resume_matches_uninterrupted(runs_dir):
     assert victim.read_manifest("if_rl")["status"] == "running" and killed_at < 10
     r = stage("victim", "if_rl")
     assert r.returncode == 0, r.stderr[-2000:]
+    # it resumed (not restarted) at the step after the last state saved before the kill (save_every=3)
+    resumed = re.search(r"\[if_rl\] resuming at step (\d+) of 10", r.stderr)
+    assert resumed and int(resumed.group(1)) % 3 == 0 and 3 <= int(resumed.group(1)) <= killed_at, r.stderr[-2000:]
     assert victim.read_manifest("if_rl")["status"] == "done"
     assert _metrics(victim, "if_rl") == _metrics(ref, "if_rl")
     assert victim.read_validation("if_rl") == ref.read_validation("if_rl")
