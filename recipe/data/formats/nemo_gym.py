@@ -42,8 +42,8 @@ AGENT_FOR_DOMAIN = {
     "workplace_tools": "workplace_assistant_simple_agent",
     "structured_output": "structured_outputs_simple_agent",  # the agent name NVIDIA's MOPD replication routes
     "code": "code_gen_simple_agent",
-    "rlhf": "genrm_compare_agent",  # the GenRM pairwise-comparison agent (NeMo-Gym genrm_compare rows)
-    "swe": "swe_agents",
+    "rlhf": "genrm_simple_agent",   # the agent Gym's genrm_compare.yaml defines (its example rows use it too)
+    "swe": "swe_agents_train",      # the training instance of Gym's swebench_openhands_training.yaml
 }
 _NATIVE_ID_KEYS = ("id", "uuid", "hash_id", "instance_id", "source_record_id", "key")
 
