@@ -12,6 +12,8 @@ the same sampling seeds, resampling prompts jointly (``recipe.stats.paired_boots
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 from rich.console import Console
 from rich.table import Table
 
@@ -41,7 +43,9 @@ def _stage_input(run: RunDir, stage: str) -> str | None:
     path = (m.get("inputs") or {}).get("init_checkpoint", {}).get("path")
     if not path:
         return None
-    return next((s for s in run.done_stages() if str(run.checkpoint_dir(s)) == path), None)
+    # by the stage folder's name (<NN>_<stage>/checkpoint), so a moved or copied run still finds its inputs
+    folder = Path(path).parent.name
+    return next((s for s in run.done_stages() if run.stage_dir(s).name == folder), None)
 
 
 def stage_deltas(run: RunDir, stage: str, n_boot: int = 2000) -> dict | None:
