@@ -139,7 +139,8 @@ def rl_step(ctx: StageContext, scfg: RLStageConfig, opt, step: int, pools: dict[
             episode_stats.append(ar)
             t_gen += time.perf_counter() - tg
         else:
-            texts = [render_prompt(tok, r, r["mode"] == "thinking") for r in records]
+            # a group's G records are one prompt: render it once
+            texts = [t for r in records[::G] for t in [render_prompt(tok, r, r["mode"] == "thinking")] * G]
             ro = generate(model, tok, texts, max_new_tokens=scfg.max_response_tokens, temperature=scfg.temperature,
                           top_p=scfg.top_p)
             t_gen += time.perf_counter() - tg
