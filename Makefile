@@ -8,7 +8,7 @@ PROFILE ?= tiny
 RUN_ID ?=
 ARGS ?=
 
-.PHONY: run test lab setup system-deps bench clean-runs
+.PHONY: run test lab docs setup system-deps bench clean-runs
 
 $(PY):
 	@command -v $(PY_SYS) >/dev/null || { echo "Python 3.11 is required (set PY_SYS=/path/to/python3.11)"; exit 1; }
@@ -22,13 +22,14 @@ $(STAMP): $(PY) pyproject.toml
 	@touch $(STAMP)
 
 # bubblewrap isolates model-written code (recipe/sandbox); g++ compiles C++ submissions and the sandbox's helper;
-# git serves the loopback Hub used by the tests.
+# git serves the loopback Hub used by the tests; chromium (Debian's) is the browser of the JupyterLab test
+# (Playwright drives /usr/bin/chromium; no browser build is downloaded).
 system-deps:
-	@missing=""; command -v bwrap >/dev/null || missing="$$missing bubblewrap"; command -v g++ >/dev/null || missing="$$missing g++"; command -v git >/dev/null || missing="$$missing git"; \
+	@missing=""; command -v bwrap >/dev/null || missing="$$missing bubblewrap"; command -v g++ >/dev/null || missing="$$missing g++"; command -v git >/dev/null || missing="$$missing git"; [ -x /usr/bin/chromium ] || missing="$$missing chromium"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    (apt-get update -qq && apt-get install -y -qq $$missing >/dev/null) || echo "WARNING: could not install$$missing; the sandbox will refuse to run"; \
-	  else echo "WARNING: missing$$missing; install with your package manager (e.g. sudo apt-get install$$missing) or the sandbox will refuse to run"; fi; \
+	    (apt-get update -qq && apt-get install -y -qq $$missing >/dev/null) || echo "WARNING: could not install$$missing; the sandbox refuses to run and the browser test skips without them"; \
+	  else echo "WARNING: missing$$missing; install with your package manager (e.g. sudo apt-get install$$missing) or the sandbox refuses to run and the browser test skips"; fi; \
 	fi
 
 setup: $(STAMP) system-deps
@@ -40,8 +41,11 @@ test: setup
 	$(PY) -m pytest -q -n 2 --timeout=900 -p random_order --random-order-bucket=global tests
 
 lab: setup
-	$(PY) -m pip install -q "jupyterlab==4.6.6"
 	$(VENV)/bin/jupyter lab notebooks/
+
+# The tiny cascade through the notebooks, each executed notebook rendered to HTML with its plots (build/docs/).
+docs: setup
+	$(PY) -m recipe.pipeline.docs_build --run-id docs-tiny --out build/docs
 
 bench: setup
 	$(PY) -m pip install -q -e ".[bench]"

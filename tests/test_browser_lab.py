@@ -1,0 +1,168 @@
+"""The notebooks as a person uses them (issue 12 item 2): JupyterLab on loopback with a token, driven by headless
+Debian Chromium through Playwright (the system executable; no browser build is downloaded).
+
+The report notebook is opened first, its parameters cell edited in the UI (a reduced profile), and Run All runs
+every missing phase with live widget progress bars; then each phase notebook is opened, pointed at the same run and
+Run All'd through the UI. Each must end with the kernel idle and no error output; the heatmap image and the progress
+bar must have rendered, and the run must be under $RECIPE_RUNS_DIR, not beside the notebooks. The notebooks are
+served from a copy, so nothing in the git tree changes. Screenshots: tests/artifacts/browser/ (gitignored)."""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from _tiny_fast import FAST
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARTIFACTS = Path(__file__).parent / "artifacts" / "browser"
+RUN_ID = "lab"
+# FAST, smaller still: the whole cascade in-kernel in about a minute on 2 quiet cores
+OVERRIDES = [*FAST, "sft.steps=12", "sft.save_every=6", "domains.tiny.val_items=8", "evaluation.max_new_tokens=8"]
+NOTEBOOKS = ["90_report.ipynb", "00_data.ipynb", "10_sft.ipynb", "30_cascade_rl_stage.ipynb", "40_mopd.ipynb"]
+
+pytestmark = pytest.mark.slow
+
+
+def _need(module: str) -> None:
+    try:
+        __import__(module)
+    except ImportError:
+        pytest.skip(f"{module} is not installed (it is in the dev extra: make setup installs it)")
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory, project_root):
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} not found: `make system-deps` installs Debian's chromium (apt-get install chromium)")
+    _need("jupyterlab")
+    _need("playwright")
+    work = tmp_path_factory.mktemp("lab")
+    nbdir = work / "notebooks"
+    shutil.copytree(project_root / "notebooks", nbdir)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    token = secrets.token_hex(16)
+    env = {**os.environ, "RECIPE_RUNS_DIR": str(work / "runs"), "PYTHONPATH": str(project_root),
+           "JUPYTER_CONFIG_DIR": str(work / "jcfg"), "JUPYTER_RUNTIME_DIR": str(work / "jrt"),
+           "JUPYTERLAB_SETTINGS_DIR": str(work / "jset"), "JUPYTERLAB_WORKSPACES_DIR": str(work / "jws")}
+    settings = work / "jset"  # every cell rendered (no windowing: prompts and outputs are all in the DOM)
+    (settings / "@jupyterlab" / "notebook-extension").mkdir(parents=True)
+    (settings / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings").write_text(
+        json.dumps({"windowingMode": "none"}))
+    log = open(work / "lab.log", "w")
+    proc = subprocess.Popen([sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+                             f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={nbdir}",
+                             "--ServerApp.open_browser=False", "--allow-root"], cwd=nbdir, env=env, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 120
+        while True:
+            try:
+                with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2):
+                    break
+            except OSError:
+                if proc.poll() is not None or time.time() > deadline:
+                    pytest.fail(f"JupyterLab did not start: {(work / 'lab.log').read_text()[-2000:]}")
+                time.sleep(0.5)
+        yield {"base": base, "token": token, "work": work, "nbdir": nbdir}
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+def _params(run_id: str, overrides: list[str], extra: str = "") -> str:
+    return (f'run_id = "{run_id}"\nprofile = "tiny"\noverrides = {json.dumps(overrides)}\n{extra}'
+            'backend = "local"\nsubmit = False\nallow_unpinned = False\nallow_dirty = False\n')
+
+
+def _run_all(page, lab, name: str, params: str, timeout_s: float) -> None:
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+    page.goto(f"{lab['base']}/lab/tree/{name}?token={lab['token']}")
+    page.wait_for_selector(".jp-Notebook .jp-CodeCell", timeout=90_000)
+    page.wait_for_function("() => document.querySelectorAll('.jp-Notebook .jp-Cell').length > 3", timeout=30_000)
+    idle = ".jp-Notebook-ExecutionIndicator[data-status='idle']"
+    page.wait_for_selector(idle, timeout=120_000, state="attached")  # the kernel is up
+    dialog = page.locator(".jp-Dialog")
+    if dialog.count():  # e.g. a kernel or settings message: it would block the UI; fail with its text
+        page.screenshot(path=str(ARTIFACTS / f"{name}.dialog.png"))
+        pytest.fail(f"{name}: JupyterLab shows a dialog: {dialog.first.inner_text()[:500]}")
+    first = page.locator(".jp-Notebook .jp-CodeCell").first  # the parameters cell
+    first.locator(".cm-content").click()
+    page.keyboard.press("Control+a")
+    page.keyboard.press("Delete")
+    page.keyboard.insert_text(params)  # inserted as text: no auto-closed brackets
+    page.keyboard.press("Escape")
+    started = "() => [...document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputPrompt')]" \
+              ".some(p => /\\[(\\*|\\d+)\\]/.test(p.textContent))"
+    for attempt in range(12):  # Run All is dropped while the kernel's websocket is still connecting: click again
+        page.get_by_role("menuitem", name="Run", exact=True).click()
+        page.locator(".lm-Menu-content .lm-Menu-item[data-command='runmenu:run-all']").click()
+        try:
+            page.wait_for_function(started, timeout=10_000)
+            break
+        except PlaywrightTimeout:
+            continue
+    else:
+        page.screenshot(path=str(ARTIFACTS / f"{name}.not-started.png"), full_page=True)
+        pytest.fail(f"{name}: Run All never started a cell")
+    n_code = page.locator(".jp-Notebook .jp-CodeCell").count()
+    deadline = time.time() + timeout_s
+    while True:  # every code cell executed ([n]) and none running or queued ([*])
+        prompts = page.locator(".jp-Notebook .jp-CodeCell .jp-InputPrompt").all_inner_texts()
+        done = [p for p in prompts if p.strip().startswith("[") and p.strip()[1:-2].isdigit()]
+        errors = page.locator(".jp-Notebook [data-mime-type='application/vnd.jupyter.error']").count()
+        if errors or (len(done) == n_code and not any("*" in p for p in prompts)):
+            break
+        if time.time() > deadline:
+            page.screenshot(path=str(ARTIFACTS / f"{name}.timeout.png"), full_page=True)
+            pytest.fail(f"{name}: Run All did not finish in {timeout_s:.0f} s (prompts {prompts})")
+        time.sleep(1.0)
+    page.wait_for_selector(idle, timeout=60_000, state="attached")
+    page.screenshot(path=str(ARTIFACTS / f"{Path(name).stem}.png"), full_page=True)
+    errors = page.locator(".jp-Notebook [data-mime-type='application/vnd.jupyter.error']").all_inner_texts()
+    assert not errors, f"{name}: error output in the UI: {errors[0][-1500:]}"
+
+
+def test_notebooks_in_jupyterlab_in_a_real_browser(lab):
+    from playwright.sync_api import sync_playwright
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            # the report notebook alone: runs every missing phase (widget progress bars), then the heatmap
+            _run_all(page, lab, "90_report.ipynb", _params(RUN_ID, OVERRIDES).replace(
+                'backend = "local"\nsubmit = False\nallow_unpinned = False\nallow_dirty = False\n', ""), 600)
+            assert page.locator(".jp-Notebook .widget-progress, .jp-Notebook .jupyter-widget-progress, "
+                                ".jp-Notebook .widget-hprogress").count() >= 1, "no widget progress bar rendered"
+            assert page.locator(".jp-Notebook .jp-RenderedImage img").count() >= 2, "heatmap / curves not rendered"
+            run = lab["work"] / "runs" / RUN_ID
+            assert json.loads((run / "run.json").read_text())["overrides"] == OVERRIDES
+            assert not (lab["nbdir"] / "runs").exists(), "the run landed beside the notebooks"
+            for name in NOTEBOOKS[1:]:  # every phase notebook, pointed at the same run through the UI
+                extra = 'sources = []\ndecontaminate_against = []\n' if name == "00_data.ipynb" else \
+                    'stage = "if_rl"\n' if name.startswith("30_") else ""
+                params = _params(RUN_ID, OVERRIDES, extra)
+                if name == "00_data.ipynb":
+                    params = params.replace('backend = "local"\nsubmit = False\nallow_unpinned = False\n'
+                                            'allow_dirty = False\n', "")
+                _run_all(page, lab, name, params, 240)
+                assert page.locator(".jp-Notebook .jp-RenderedImage img").count() >= 1, f"{name}: no plot rendered"
+        finally:
+            browser.close()
+    assert not (lab["nbdir"] / "runs").exists()

@@ -1,0 +1,37 @@
+"""`make docs` renders executed notebooks to standalone HTML with their plots (issue 12 item 5)."""
+from __future__ import annotations
+
+import base64
+
+import nbformat
+import pytest
+
+from recipe.pipeline.docs_build import build
+from recipe.runs.layout import RunDir
+
+PNG = base64.b64encode(bytes.fromhex(
+    "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f0005000"
+    "1ff89993d1d0000000049454e44ae426082")).decode()
+
+
+def test_executed_notebooks_render_to_html_with_images(tmp_path, monkeypatch):
+    pytest.importorskip("nbconvert")
+    monkeypatch.setenv("RECIPE_RUNS_DIR", str(tmp_path / "runs"))
+    run = RunDir.for_id("d")
+    for phase in ("00_data", "99_report"):
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(f"# {phase} title"),
+                                             nbformat.v4.new_code_cell("nb.heatmap(run_id);", outputs=[
+                                                 nbformat.v4.new_output("display_data", data={"image/png": PNG})])])
+        (run.path / phase).mkdir(parents=True)
+        nbformat.write(nb, run.path / phase / "notebook.ipynb")
+    index, *pages = build("d", tmp_path / "html", run=False)
+    assert [p.name for p in pages] == ["00_data.html", "99_report.html"]
+    text = pages[1].read_text()
+    assert "99_report title" in text and f"data:image/png;base64,{PNG}" in text
+    assert 'href="00_data.html"' in index.read_text()
+
+
+def test_build_without_executed_notebooks_is_an_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("RECIPE_RUNS_DIR", str(tmp_path / "runs"))
+    with pytest.raises(FileNotFoundError, match="no executed notebooks"):
+        build("none", tmp_path / "html", run=False)
