@@ -41,7 +41,7 @@ test: setup
 	$(PY) -m pytest -q -n 2 --timeout=900 -p random_order --random-order-bucket=global tests
 
 lab: setup
-	$(VENV)/bin/jupyter lab notebooks/
+	$(VENV)/bin/jupyter lab --ContentsManager.pre_save_hook=recipe.pipeline.lab_hooks.strip_outputs notebooks/
 
 # The tiny cascade through the notebooks, each executed notebook rendered to HTML with its plots (build/docs/).
 docs: setup

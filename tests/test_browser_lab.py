@@ -90,17 +90,29 @@ def _params(run_id: str, overrides: list[str], extra: str = "") -> str:
             'backend = "local"\nsubmit = False\nallow_unpinned = False\nallow_dirty = False\n')
 
 
+DIALOGS: list[str] = []
+
+
+def _accept_dialogs(page, name: str) -> None:
+    """A modal (e.g. kernel selection when a notebook is reopened) blocks the UI: record its text, accept it."""
+    for _ in range(3):
+        dialog = page.locator(".jp-Dialog")
+        if not dialog.count():
+            return
+        DIALOGS.append(f"{name}: {dialog.first.inner_text()[:300]}")
+        page.screenshot(path=str(ARTIFACTS / f"{Path(name).stem}.dialog.png"))
+        dialog.first.locator(".jp-Dialog-button.jp-mod-accept").first.click()
+        page.wait_for_timeout(500)
+
+
 def _run_all(page, lab, name: str, params: str, timeout_s: float) -> None:
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
-    page.goto(f"{lab['base']}/lab/tree/{name}?token={lab['token']}")
+    page.goto(f"{lab['base']}/lab/tree/{name}?reset&token={lab['token']}")  # reset: no restored workspace
     page.wait_for_selector(".jp-Notebook .jp-CodeCell", timeout=90_000)
     page.wait_for_function("() => document.querySelectorAll('.jp-Notebook .jp-Cell').length > 3", timeout=30_000)
     idle = ".jp-Notebook-ExecutionIndicator[data-status='idle']"
     page.wait_for_selector(idle, timeout=120_000, state="attached")  # the kernel is up
-    dialog = page.locator(".jp-Dialog")
-    if dialog.count():  # e.g. a kernel or settings message: it would block the UI; fail with its text
-        page.screenshot(path=str(ARTIFACTS / f"{name}.dialog.png"))
-        pytest.fail(f"{name}: JupyterLab shows a dialog: {dialog.first.inner_text()[:500]}")
+    _accept_dialogs(page, name)
     first = page.locator(".jp-Notebook .jp-CodeCell").first  # the parameters cell
     first.locator(".cm-content").click()
     page.keyboard.press("Control+a")
@@ -110,6 +122,7 @@ def _run_all(page, lab, name: str, params: str, timeout_s: float) -> None:
     started = "() => [...document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputPrompt')]" \
               ".some(p => /\\[(\\*|\\d+)\\]/.test(p.textContent))"
     for attempt in range(12):  # Run All is dropped while the kernel's websocket is still connecting: click again
+        _accept_dialogs(page, name)
         page.get_by_role("menuitem", name="Run", exact=True).click()
         page.locator(".lm-Menu-content .lm-Menu-item[data-command='runmenu:run-all']").click()
         try:
@@ -161,8 +174,11 @@ def test_notebooks_in_jupyterlab_in_a_real_browser(lab):
                 if name == "00_data.ipynb":
                     params = params.replace('backend = "local"\nsubmit = False\nallow_unpinned = False\n'
                                             'allow_dirty = False\n', "")
+                page.close()
+                page = browser.new_page(viewport={"width": 1400, "height": 1000})
                 _run_all(page, lab, name, params, 240)
                 assert page.locator(".jp-Notebook .jp-RenderedImage img").count() >= 1, f"{name}: no plot rendered"
         finally:
             browser.close()
+            print("dialogs accepted:", DIALOGS)
     assert not (lab["nbdir"] / "runs").exists()

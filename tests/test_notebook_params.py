@@ -100,3 +100,19 @@ def test_papermill_list_parameter_as_string_and_as_yaml(runs_dir, project_root, 
     assert run.read_manifest("data")["counts"]["math_val"] == 5
     assert run.read_manifest("data")["counts"]["mcqa_train"] == 30
     assert not (work / "runs").exists()  # not relative to the notebook's working directory
+
+
+def test_lab_pre_save_hook_keeps_committed_notebooks_output_free(project_root):
+    import nbformat
+
+    from recipe.pipeline.lab_hooks import strip_outputs
+    nb = nbformat.read(project_root / "notebooks" / "10_sft.ipynb", as_version=4)
+    nb.cells[1].outputs = [nbformat.v4.new_output("stream", text="step 3/10")]
+    nb.cells[1].execution_count = 4
+    model = {"type": "notebook", "content": nb}
+    strip_outputs(model, path="10_sft.ipynb", contents_manager=None)
+    assert all(not c.get("outputs") and c.get("execution_count") is None for c in nb.cells if c.cell_type == "code")
+    assert nb.cells[1].source  # the code itself is kept
+    text = {"type": "file", "content": "x"}
+    strip_outputs(text)
+    assert text == {"type": "file", "content": "x"}
