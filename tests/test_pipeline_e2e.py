@@ -71,7 +71,10 @@ def test_all_notebooks_run_through_papermill(runs_dir, capsys):
     assert {s: d["input"] for s, d in data["deltas"].items()} == {
         "if_rl": "sft", "multi_domain_rl": "if_rl", "rlhf_branch": "sft", "mopd": "multi_domain_rl", "rlhf": "mopd",
         "long_context_rl": "rlhf", "code_rl": "long_context_rl", "swe_rl": "code_rl"}
-    # no stage loses its own domains: its validation (fixed seed) stays at or above its input's score minus the CI
+    # no stage loses its own domains: its validation (fixed seed) stays at or above its input's score minus the CI.
+    # Measured (FAST, seed 0, n=16 report prompts): chat rlhf_branch 23.4 vs sft 15.6 (ci_low 3.9), mopd 10.9 vs
+    # 15.6 (ci_low 3.9, margin 7.0), rlhf 21.9 vs 10.9 (ci_low 0.0); the other own domains are 0 before and after
+    # at FAST's 30 SFT steps, so chat is where this check bites (the full tiny profile raises every domain).
     from recipe.config import load_config
     cfg = load_config("tiny", FAST)
     own = {(s, dom): (data["stages"][s][dom], data["stages"][d["input"]][dom])
@@ -79,7 +82,7 @@ def test_all_notebooks_run_through_papermill(runs_dir, capsys):
            if dom in data["stages"][s] and dom in data["stages"][d["input"]]}
     print("own-domain validation {(stage, domain): (score, input score, input ci_low)}:",
           {k: (now["score"], before["score"], before["ci_low"]) for k, (now, before) in own.items()})
-    assert len(own) >= 9, own
+    assert len(own) >= 9 and any(before["score"] > 0 for _, before in own.values()), own
     for (s, dom), (now, before) in own.items():
         assert now["score"] >= before["ci_low"], (s, dom, now, before)
     rows = [json.loads(x) for x in (run.stage_dir("mopd") / "samples" / "final_val.jsonl").read_text().splitlines()]
