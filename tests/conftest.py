@@ -31,6 +31,8 @@ def shared_dir() -> Path:
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     """Print the shuffled order's seed last (``make test`` runs quiet, which hides pytest-random-order's header),
     so that a failure that depends on order can be replayed with the same flags."""
+    if not config.pluginmanager.hasplugin("random_order"):  # run without the plugin (-p no:random_order)
+        return
     from random_order.config import Config  # pytest-random-order, pinned in the dev extra
     order = Config(config)
     if order.is_enabled and order.bucket_type != "none":

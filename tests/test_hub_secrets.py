@@ -52,10 +52,13 @@ def test_fake_token_never_written(tmp_path, monkeypatch):
         tiny = ["run", "--profile", "tiny", "--run-id", "secret-run", "--until", "sft"] + [
             x for kv in ("sft.steps=3", "sft.warmup_steps=1", "sft.save_every=3", "sft.log_every=1",
                          "domains.tiny.train_items=40", "domains.tiny.val_items=4", "evaluation.max_new_tokens=8",
-                         "model.tokenizer.corpus_examples=80") for x in ("--set", kv)]
+                         "model.tokenizer.corpus_examples=80", "domains.tiny.selection_items=4",
+                         "domains.tiny.train_items_per_domain={long_context: 20, code: 20, swe: 20, swe_agentic: 20}",
+                         "domains.tiny.val_items_per_domain={long_context: 2, code: 2, swe: 2, swe_agentic: 2}",
+                         "domains.tiny.long_context_filler=20") for x in ("--set", kv)]
         for args in (tiny, ["hub", "publish", "--run-id", "secret-run", "--stage", "sft", "--repo", "me/secret-run"],
                      ["hub", "download", "rl-data", "--subset", "IF-RL", "--set", "hub.rl_data.revision=main"]):
-            out = subprocess.run([*RECIPE, *args], cwd=work, capture_output=True, text=True, timeout=300)
+            out = subprocess.run([*RECIPE, *args], cwd=work, capture_output=True, text=True, timeout=900)
             assert out.returncode == 0, out.stderr
             logs += [out.stdout, out.stderr]
         papermill.execute_notebook(str(PROJECT / "notebooks" / "05_hub_download.ipynb"), str(work / "05_out.ipynb"),

@@ -189,20 +189,27 @@ def test_aplusb_official_data_with_our_grader(shared_dir):
 
 
 @needs_sandbox
-def test_hostile_submission_gets_a_verdict_and_leaves_nothing(maxpair, tmp_path):
+def test_hostile_submission_gets_a_verdict_and_leaves_nothing(maxpair, tmp_path, monkeypatch):
+    import os
+    import tempfile
     import time
 
     from recipe.sandbox.runner import _uid_processes
     pkg, judge = maxpair
-    before = set(Path("/tmp").glob("recipe-sbx-*"))
+    # a private temp root: other tests running in parallel (-n 2) create and remove their own sandbox dirs in /tmp
+    private = Path(tempfile.mkdtemp(prefix="ioi-hostile-", dir="/tmp"))
+    os.chmod(private, 0o755)
+    monkeypatch.setattr(tempfile, "tempdir", str(private))
+    before = set()
     t = time.monotonic()
     r = judge.evaluate((HERE / "maxpair_solutions" / "hostile.cpp").read_text(), "hostile.cpp")
     assert time.monotonic() - t < 4 * (pkg.time_limit_s + 3) + 10
     assert r.total == 0 and r.subtasks["00-samples"]["status"] in ("TLE", "RE")
-    assert set(Path("/tmp").glob("recipe-sbx-*")) <= before  # work dirs removed
+    assert set(private.glob("recipe-sbx-*")) <= before  # work dirs removed
     assert r.isolation == {"mode": "bubblewrap", "leftover_processes": 0}
     probe_res = judge.evaluate((HERE / "maxpair_solutions" / "hostile_probe.cpp").read_text(), "probe", public_only=True)
     assert probe_res.tests["sample-01"].verdict == "OK"  # it could not read outside its dir nor connect
+    assert not list(private.glob("recipe-sbx-*"))
     assert not any(_uid_processes(u) for u in _sandbox_uids()), "a process of a sandbox uid outlived the verdict"
 
 

@@ -152,7 +152,7 @@ def report(
     from recipe.eval.report import collect_results, paper_comparison, print_comparison
     with _user_errors():
         rows = paper_comparison(collect_results(results), profile)
-    print_comparison(rows, console)
+    print_comparison(rows, Console())  # a fresh console reads the terminal width (COLUMNS) now, not at import
 
 
 @app.command("sbatch")
