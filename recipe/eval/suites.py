@@ -79,7 +79,9 @@ def suite_names() -> list[str]:
     return sorted(_SUITES)
 
 
-BUILTIN_MODULES = ("math_suites", "ifeval_suites", "code_suites", "arena_hard", "agentic_suites", "tiny_suites")
+# Each module registers its suites on import; olympiad is issue 15's package (imo-answer, imo-proof, ioi, icpc).
+BUILTIN_MODULES = ("math_suites", "ifeval_suites", "code_suites", "arena_hard", "agentic_suites", "tiny_suites",
+                   "olympiad")
 _loaded = False
 
 
@@ -92,8 +94,3 @@ def _load_builtin() -> None:
 
     for mod in BUILTIN_MODULES:
         importlib.import_module(f"recipe.eval.{mod}")
-    try:
-        importlib.import_module("recipe.eval.olympiad")  # issue 15's suites register themselves on import
-    except ModuleNotFoundError as e:
-        if e.name != "recipe.eval.olympiad":
-            raise
