@@ -182,3 +182,33 @@ def test_length_buckets_split_rows_of_different_lengths():
     assert sum(len(r) * (hi - lo) for r, lo, hi in parts) < 0.6 * B * S
     one = length_buckets(ids, torch.ones(B, S, dtype=torch.long), mask)  # no padding: one bucket
     assert len(one) == 1 and (one[0][1], one[0][2]) == (0, S)
+
+
+def test_length_buckets_are_the_optimal_split_of_their_order(monkeypatch):
+    """The split points minimise padded tokens + overhead (checked against every contiguous split of the order);
+    two long rows among short ones get a bucket of their own instead of padding a quarter of the batch."""
+    import itertools
+    import recipe.train.rollout as rollout
+    B, S = 12, 100
+    gen = torch.Generator().manual_seed(0)
+    lengths = torch.randint(5, S, (B,), generator=gen).tolist()
+    attn = torch.zeros(B, S, dtype=torch.long)
+    for b, n in enumerate(lengths):  # right padding, as SFT batches
+        attn[b, :n] = 1
+    ids, mask = torch.arange(B)[:, None].expand(B, S).clone(), attn.float()
+    monkeypatch.setattr(rollout, "_BUCKET_OVERHEAD_TOKENS", 60)
+    parts = rollout.length_buckets(ids, attn, mask, max_buckets=4)
+    got = sum(len(r) * (hi - lo) + 60 for r, lo, hi in parts)
+    srt = sorted(lengths)
+    best = min(sum((e - s) * srt[e - 1] + 60 for s, e in zip((0, *cuts), (*cuts, B)))
+               for k in range(4) for cuts in itertools.combinations(range(1, B), k))
+    assert got == best
+    assert sorted(torch.cat([r for r, _, _ in parts]).tolist()) == list(range(B))
+    # 62 short rows (60 columns) and 2 long ones (900): the long pair runs alone
+    B, S = 64, 900
+    attn = torch.zeros(B, S, dtype=torch.long)
+    attn[:, :60] = 1
+    attn[[5, 40]] = 1
+    monkeypatch.setattr(rollout, "_BUCKET_OVERHEAD_TOKENS", 2048)
+    parts = rollout.length_buckets(torch.zeros(B, S, dtype=torch.long), attn, attn.float())
+    assert sorted((len(r), hi - lo) for r, lo, hi in parts) == [(2, 900), (62, 60)]

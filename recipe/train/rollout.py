@@ -177,11 +177,13 @@ def sequence_logprobs(model, input_ids_BS, attention_mask_BS, mask_BS=None) -> t
 _BUCKET_OVERHEAD_TOKENS = 2048  # one more forward costs about as much as this many extra padded tokens (tiny, CPU)
 
 
-def length_buckets(input_ids_BS, attention_mask_BS, mask_BS, max_buckets: int = 4) -> list[tuple[torch.Tensor, int, int]]:
+def length_buckets(input_ids_BS, attention_mask_BS, mask_BS, max_buckets: int = 6) -> list[tuple[torch.Tensor, int, int]]:
     """Split rows into contiguous groups of a length order, each with the column range it uses: ``(rows, lo,
     hi)``. Rows are ordered by their first used column (left padding), then by the last one, except that rows
     repeating a prompt stay in their original order, so a group's samples land in one bucket (prefix sharing).
-    The number of buckets minimises padded tokens + a per-forward overhead; 1 bucket when padding is small."""
+    The split points are the optimal ones (dynamic programming over the order) for padded tokens + a per-forward
+    overhead, with at most ``max_buckets`` buckets: two long rows in a batch of short ones get a bucket of their
+    own instead of padding a quarter of the batch. 1 bucket when padding is small."""
     used = attention_mask_BS.bool() | mask_BS.bool()
     B, S = used.shape
     first = torch.where(used.any(1), used.float().argmax(1), torch.zeros(B, dtype=torch.long))
@@ -194,15 +196,36 @@ def length_buckets(input_ids_BS, attention_mask_BS, mask_BS, max_buckets: int = 
         grouped = 2 * len(torch.unique(prefix, dim=0)) <= B
     key = first * (S + 1) * B + (torch.arange(B) if grouped else last * B + torch.arange(B))
     order = torch.argsort(key)
-    f, l = first[order], last[order]
-    best = None
-    for k in range(1, min(max_buckets, max(1, B // 8)) + 1):
-        edges = [round(i * B / k) for i in range(k + 1)]
-        parts = [(order[a:b], int(f[a:b].min()), int(l[a:b].max())) for a, b in zip(edges, edges[1:]) if b > a]
-        cost = sum(len(r) * (hi - lo) for r, lo, hi in parts) + _BUCKET_OVERHEAD_TOKENS * len(parts)
-        if best is None or cost < best[0]:
-            best = (cost, parts)
-    return best[1]
+    f, l = first[order].double(), last[order].double()
+    # span[a, b] = columns a bucket of rows order[a..b] needs (b >= a): running max of last - running min of first
+    idx = torch.arange(B)
+    upper = idx[None, :] >= idx[:, None]
+    hi_ab = torch.where(upper, l[None, :].expand(B, B), torch.tensor(float("-inf"))).cummax(1).values
+    lo_ab = torch.where(upper, f[None, :].expand(B, B), torch.tensor(float("inf"))).cummin(1).values
+    cost_ab = torch.where(upper, (hi_ab - lo_ab) * (idx[None, :] - idx[:, None] + 1) + _BUCKET_OVERHEAD_TOKENS,
+                          torch.tensor(float("inf")))       # one bucket = rows a..b inclusive
+    best = cost_ab[0].clone()                                # best[b]: rows 0..b in k buckets
+    back = [torch.full((B,), -1, dtype=torch.long)]          # start row of the last bucket (-1: starts at 0)
+    for _ in range(1, min(max_buckets, B)):
+        # a new last bucket a+1..b after the best split of rows 0..a
+        cand = best[:-1, None] + cost_ab[1:, :]              # [a, b] for a = 0..B-2, bucket a+1..b
+        val, arg = cand.min(0)
+        val = torch.cat([torch.tensor([float("inf")], dtype=val.dtype), val[1:]])
+        better = val < best
+        if not bool(better.any()):
+            break
+        back.append(torch.where(better, arg + 1, torch.full((B,), -2, dtype=torch.long)))
+        best = torch.where(better, val, best)
+    # walk back from row B-1: at each level, -2 means "this level did not improve b", look one level down
+    parts, b, k = [], B - 1, len(back) - 1
+    while b >= 0:
+        while k > 0 and int(back[k][b]) == -2:
+            k -= 1
+        a = 0 if k == 0 else int(back[k][b])
+        rows = order[a:b + 1]
+        parts.append((rows, int(first[rows].min()), int(last[rows].max())))
+        b, k = a - 1, k - 1
+    return parts[::-1]
 
 
 def _hidden_states(model, input_ids_BS, attention_mask_BS, mask_BS) -> torch.Tensor:
