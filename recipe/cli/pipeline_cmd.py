@@ -35,13 +35,16 @@ def register(app: typer.Typer) -> None:
         until: Optional[str] = typer.Option(None, help="Last stage to run (default: the profile's run.until)."),
         set_: List[str] = typer.Option([], "--set", "-s", help="Override a config value: key=value (repeatable)."),
         no_notebooks: bool = typer.Option(False, help="Run stages in-process instead of through the notebooks."),
+        kernel_per_notebook: bool = typer.Option(False, help="Start a kernel per notebook instead of one shared "
+                                                 "kernel (its namespace is reset between notebooks)."),
         overrides: List[str] = typer.Argument(None, help="More key=value overrides."),
     ) -> None:
         """Run the cascade end to end through the notebooks (papermill), then print the final table."""
         from recipe.pipeline.runner import run_pipeline
         with _user_errors():
             run_pipeline(profile=profile, run_id=run_id, overrides=[*set_, *(overrides or [])],
-                         from_stage=from_stage, until=until, via_notebooks=not no_notebooks)
+                         from_stage=from_stage, until=until, via_notebooks=not no_notebooks,
+                         kernel_per_notebook=kernel_per_notebook)
 
     @app.command("stage")
     def stage(

@@ -21,3 +21,83 @@ class IPCKernelManager(AsyncKernelManager):
         """Remove the sockets and then their private directory."""
         super().cleanup_ipc_files()
         shutil.rmtree(os.path.dirname(self.ip), ignore_errors=True)
+
+
+class SharedKernel:
+    """One kernel for every notebook of a ``recipe run``: the kernel start-up and the import of torch,
+    transformers and ``recipe`` (several seconds each) are paid once instead of once per phase.
+
+    Before each notebook the kernel's namespace is reset (``InteractiveShell.reset``: variables and history go,
+    imported modules stay), so a notebook never sees another's variables and its cells count from 1. A kernel
+    that died (or was never started) is started afresh. Training code seeds every step itself, so results equal
+    those of one kernel per notebook (tests/test_pipeline_e2e.py runs whole cascades back to back in one
+    process and compares them)."""
+
+    def __init__(self, cwd: str, kernel_name: str = "python3"):
+        self.cwd, self.kernel_name, self.km = cwd, kernel_name, None
+        self.starts = 0                      # kernels started so far (1 for a healthy run)
+
+    def manager(self) -> "IPCKernelManager":
+        from jupyter_core.utils import run_sync
+        if self.km is not None and run_sync(self.km.is_alive)():
+            self._reset_namespace()
+            return self.km
+        self.close()
+        self.km = IPCKernelManager(kernel_name=self.kernel_name)
+        run_sync(self.km.start_kernel)(cwd=self.cwd)
+        self.starts += 1
+        return self.km
+
+    def _reset_namespace(self) -> None:
+        kc = self.km.blocking_client()
+        kc.start_channels()
+        try:
+            kc.wait_for_ready(timeout=60)
+            reply = kc.execute_interactive("get_ipython().reset(new_session=True)", silent=True,
+                                           store_history=False, timeout=60, output_hook=lambda msg: None)
+            if reply["content"]["status"] != "ok":
+                raise RuntimeError(f"could not reset the shared kernel's namespace: {reply['content']}")
+        finally:
+            kc.stop_channels()
+
+    def close(self) -> None:
+        from jupyter_core.utils import run_sync
+        if self.km is not None:
+            try:
+                run_sync(self.km.shutdown_kernel)(now=False)
+            finally:
+                self.km = None
+
+    def __enter__(self) -> "SharedKernel":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def register_shared_kernel_engine() -> str:
+    """Register (once) the papermill engine that runs a notebook on a given, already started kernel manager
+    (``km=``) and closes its client channels afterwards; returns the engine's name."""
+    from papermill.clientwrap import PapermillNotebookClient
+    from papermill.engines import NBClientEngine, papermill_engines
+    from papermill.log import logger
+    from papermill.utils import merge_kwargs, remove_args
+
+    class SharedKernelEngine(NBClientEngine):
+        @classmethod
+        def execute_managed_notebook(cls, nb_man, kernel_name, log_output=False, stdout_file=None,
+                                     stderr_file=None, start_timeout=60, execution_timeout=None, **kwargs):
+            kwargs = remove_args(["input_path", "timeout", "startup_timeout"], **kwargs)
+            client = PapermillNotebookClient(nb_man, **merge_kwargs(
+                kwargs, timeout=execution_timeout, startup_timeout=start_timeout, kernel_name=kernel_name, log=logger,
+                log_output=log_output, stdout_file=stdout_file, stderr_file=stderr_file))
+            try:
+                return client.execute()
+            finally:
+                if client.kc is not None:
+                    client.kc.stop_channels()
+
+    name = "recipe-shared-kernel"
+    if name not in papermill_engines._engines:
+        papermill_engines.register(name, SharedKernelEngine)
+    return name

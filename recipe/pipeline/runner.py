@@ -3,6 +3,7 @@
 backend cannot run fails before anything starts (never skipped silently)."""
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 from pathlib import Path
@@ -12,6 +13,7 @@ from rich.console import Console
 from recipe.config import load_config
 from recipe.config.schema import STAGE_PLAN
 from recipe.pipeline.data_phase import prepare_data
+from recipe.pipeline.kernel import SharedKernel
 from recipe.pipeline.report import print_report
 from recipe.pipeline.run_init import check_run_matches, default_run_id, init_run, open_or_init_run
 from recipe.pipeline.stage_runner import StageNotImplemented, check_runnable, run_stage, stage_inputs
@@ -40,20 +42,28 @@ def select_stages(from_stage: str | None, until: str) -> list[str]:
     return list(STAGE_PLAN[lo:hi + 1])
 
 
-def _execute_notebook(phase: str, run: RunDir, stage: str | None = None) -> None:
+def _execute_notebook(phase: str, run: RunDir, stage: str | None = None, kernel=None) -> None:
+    """Execute ``phase``'s notebook into the run directory; on ``kernel`` (a :class:`SharedKernel`) when given,
+    else on a kernel of its own."""
     import papermill as pm
     out = run.notebook_path(phase)
     out.parent.mkdir(parents=True, exist_ok=True)
     params = {"run_id": run.run_id, "profile": run.read_run_json().get("profile", "tiny")}
     if stage is not None and notebook_for(phase).name == "30_cascade_rl_stage.ipynb":
         params["stage"] = stage  # the other notebooks fix their stage
+    kernel_args = {"kernel_manager_class": "recipe.pipeline.kernel.IPCKernelManager"}
+    if kernel is not None:
+        from recipe.pipeline.kernel import register_shared_kernel_engine
+        kernel_args = {"engine_name": register_shared_kernel_engine(), "km": kernel.manager()}
     pm.execute_notebook(str(notebook_for(phase)), str(out), parameters=params, kernel_name="python3",
-                        progress_bar=False, cwd=str(Path.cwd()), log_output=False,
-                        kernel_manager_class="recipe.pipeline.kernel.IPCKernelManager")
+                        progress_bar=False, cwd=str(Path.cwd()), log_output=False, **kernel_args)
 
 
 def run_pipeline(profile: str = "tiny", run_id: str | None = None, overrides: list[str] | tuple = (),
-                 from_stage: str | None = None, until: str | None = None, via_notebooks: bool = True) -> RunDir:
+                 from_stage: str | None = None, until: str | None = None, via_notebooks: bool = True,
+                 kernel_per_notebook: bool = False) -> RunDir:
+    """Data phase, the selected stages and the report, each through its notebook (one shared kernel, or one
+    kernel per notebook with ``kernel_per_notebook``) or in-process (``via_notebooks=False``)."""
     cfg = load_config(profile, overrides)
     if cfg.run.backend != "local":
         raise StageNotImplemented(f"profile {cfg.profile!r} uses backend {cfg.run.backend!r}: render its stages with "
@@ -70,22 +80,10 @@ def run_pipeline(profile: str = "tiny", run_id: str | None = None, overrides: li
     console.print(f"stages: {' -> '.join(stages)}" + (f"   (not run: {', '.join(not_run)})" if not_run else ""))
     timings = {}
     phases = [DATA_PHASE, *stages, REPORT_PHASE]
-    for phase in phases:
-        t0 = time.time()
-        if phase in STAGE_PLAN and _is_current(run, cfg, phase):
-            console.print(f"  {phase}: done, inputs unchanged - skipped")
-            timings[phase] = 0.0
-            continue
-        console.print(f"  {phase}: running" + (" (notebook)" if via_notebooks else ""))
-        with _live_progress(run, cfg, phase, tty_bar=not via_notebooks and sys.stderr.isatty()):
-            if via_notebooks:
-                _execute_notebook(phase, run, phase if phase in STAGE_PLAN else None)
-            elif phase == DATA_PHASE:
-                prepare_data(run, cfg)
-            elif phase in STAGE_PLAN:
-                run_stage(run, cfg, phase, progress=sys.stderr.isatty())
-        timings[phase] = round(time.time() - t0, 2)
-        console.print(f"  {phase}: finished in {timings[phase]:.1f} s")
+    with contextlib.ExitStack() as stack:
+        kernel = None if kernel_per_notebook or not via_notebooks else \
+            stack.enter_context(SharedKernel(cwd=str(Path.cwd())))
+        _run_phases(run, cfg, phases, via_notebooks, kernel, timings)
     if cfg.benchmarks.eval_phase.enabled:  # issue 13: evaluate the final checkpoint (recipe/eval/run_phase.py)
         from recipe.eval.run_phase import run_eval_phase
         t0 = time.time()
@@ -97,11 +95,28 @@ def run_pipeline(profile: str = "tiny", run_id: str | None = None, overrides: li
     return run
 
 
+def _run_phases(run: RunDir, cfg, phases: list[str], via_notebooks: bool, kernel, timings: dict) -> None:
+    for phase in phases:
+        t0 = time.time()
+        if phase in STAGE_PLAN and _is_current(run, cfg, phase):
+            console.print(f"  {phase}: done, inputs unchanged - skipped")
+            timings[phase] = 0.0
+            continue
+        console.print(f"  {phase}: running" + (" (notebook)" if via_notebooks else ""))
+        with _live_progress(run, cfg, phase, tty_bar=not via_notebooks and sys.stderr.isatty()):
+            if via_notebooks:
+                _execute_notebook(phase, run, phase if phase in STAGE_PLAN else None, kernel)
+            elif phase == DATA_PHASE:
+                prepare_data(run, cfg)
+            elif phase in STAGE_PLAN:
+                run_stage(run, cfg, phase, progress=sys.stderr.isatty())
+        timings[phase] = round(time.time() - t0, 2)
+        console.print(f"  {phase}: finished in {timings[phase]:.1f} s")
+
+
 def _live_progress(run: RunDir, cfg, phase: str, tty_bar: bool):
     """Headless progress for a training phase: follow its metrics.jsonl and print step, reward and ETA (a terminal
     running in-process gets tqdm's bar instead)."""
-    import contextlib
-
     from recipe.train.progress import StageTail
     steps = getattr(cfg.stage(phase), "steps", None) if phase in STAGE_PLAN else None
     if tty_bar or not steps:

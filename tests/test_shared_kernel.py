@@ -1,0 +1,47 @@
+"""`recipe run` executes every notebook on one kernel: the same process, a clean namespace per notebook, cells
+numbered from 1, and a fresh kernel when the previous one died."""
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import nbformat
+import papermill as pm
+from jupyter_core.utils import run_sync
+
+from recipe.pipeline.kernel import SharedKernel, register_shared_kernel_engine
+
+
+def _notebook(path, *cells):
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, path)
+    return str(path)
+
+
+def _run(kernel, src, out):
+    nb = pm.execute_notebook(src, str(out), kernel_name="python3", progress_bar=False, log_output=False,
+                             engine_name=register_shared_kernel_engine(), km=kernel.manager())
+    return [o for c in nb.cells for o in c.outputs], [c.execution_count for c in nb.cells]
+
+
+def test_notebooks_share_one_kernel_with_a_clean_namespace(tmp_path):
+    first = _notebook(tmp_path / "a.ipynb", "import os\nsecret = 41\nprint(os.getpid())")
+    second = _notebook(tmp_path / "b.ipynb", "import os, sys\nprint(os.getpid())",
+                       "print('secret' in dir(), 'nbformat' in sys.modules)")
+    with SharedKernel(cwd=str(tmp_path)) as kernel:
+        out_a, counts_a = _run(kernel, first, tmp_path / "a_out.ipynb")
+        out_b, counts_b = _run(kernel, second, tmp_path / "b_out.ipynb")
+        assert out_a[0]["text"] == out_b[0]["text"]            # the same kernel process
+        assert out_b[1]["text"].split()[0] == "False"          # no variable of the first notebook
+        assert counts_a == [1] and counts_b == [1, 2]          # each notebook counts its cells from 1
+        assert kernel.starts == 1
+        os.kill(int(out_a[0]["text"]), signal.SIGKILL)         # a kernel that died is replaced
+        for _ in range(200):
+            if not run_sync(kernel.km.is_alive)():
+                break
+            time.sleep(0.05)
+        out_c, _ = _run(kernel, second, tmp_path / "c_out.ipynb")
+        assert kernel.starts == 2 and out_c[0]["text"] != out_a[0]["text"]
+    assert kernel.km is None
