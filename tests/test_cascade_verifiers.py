@@ -42,6 +42,10 @@ def private_tmp(monkeypatch):
     """Sandbox work dirs go to a private folder (other processes on the host use /tmp too)."""
     d = tempfile.mkdtemp(prefix="i10-sbx-root-")
     os.chmod(d, 0o711)  # the per-run uid must reach its own work dir inside
+    # the compiled launcher's cache stays where it always is (it is not a work dir; when this test was the first
+    # of its worker to need the launcher, the cache was created in the private folder and counted as left over)
+    monkeypatch.setenv("RECIPE_SANDBOX_CACHE", os.environ.get("RECIPE_SANDBOX_CACHE") or
+                       os.path.join(tempfile.gettempdir(), f"recipe-sandbox-{os.geteuid()}"))
     monkeypatch.setattr(tempfile, "tempdir", d)
     yield d
     monkeypatch.undo()
