@@ -7,6 +7,7 @@ import shutil
 import tempfile
 
 from jupyter_client.manager import AsyncKernelManager
+from jupyter_core.utils import run_sync
 from traitlets import CaselessStrEnum, default
 
 
@@ -38,7 +39,6 @@ class SharedKernel:
         self.starts = 0                      # kernels started so far (1 for a healthy run)
 
     def manager(self) -> "IPCKernelManager":
-        from jupyter_core.utils import run_sync
         if self.km is not None and run_sync(self.km.is_alive)():
             self._reset_namespace()
             return self.km
@@ -61,7 +61,6 @@ class SharedKernel:
             kc.stop_channels()
 
     def close(self) -> None:
-        from jupyter_core.utils import run_sync
         if self.km is not None:
             try:
                 run_sync(self.km.shutdown_kernel)(now=False)
@@ -76,7 +75,7 @@ class SharedKernel:
 
 
 def register_shared_kernel_engine() -> str:
-    """Register (once) the papermill engine that runs a notebook on a given, already started kernel manager
+    """Register (idempotent) the papermill engine that runs a notebook on a given, already started kernel manager
     (``km=``) and closes its client channels afterwards; returns the engine's name."""
     from papermill.clientwrap import PapermillNotebookClient
     from papermill.engines import NBClientEngine, papermill_engines
@@ -97,7 +96,5 @@ def register_shared_kernel_engine() -> str:
                 if client.kc is not None:
                     client.kc.stop_channels()
 
-    name = "recipe-shared-kernel"
-    if name not in papermill_engines._engines:
-        papermill_engines.register(name, SharedKernelEngine)
-    return name
+    papermill_engines.register("recipe-shared-kernel", SharedKernelEngine)
+    return "recipe-shared-kernel"

@@ -13,7 +13,7 @@ from rich.console import Console
 from recipe.config import load_config
 from recipe.config.schema import STAGE_PLAN
 from recipe.pipeline.data_phase import prepare_data
-from recipe.pipeline.kernel import SharedKernel
+from recipe.pipeline.kernel import SharedKernel, register_shared_kernel_engine
 from recipe.pipeline.report import print_report
 from recipe.pipeline.run_init import check_run_matches, default_run_id, init_run, open_or_init_run
 from recipe.pipeline.stage_runner import StageNotImplemented, check_runnable, run_stage, stage_inputs
@@ -53,7 +53,6 @@ def _execute_notebook(phase: str, run: RunDir, stage: str | None = None, kernel=
         params["stage"] = stage  # the other notebooks fix their stage
     kernel_args = {"kernel_manager_class": "recipe.pipeline.kernel.IPCKernelManager"}
     if kernel is not None:
-        from recipe.pipeline.kernel import register_shared_kernel_engine
         kernel_args = {"engine_name": register_shared_kernel_engine(), "km": kernel.manager()}
     pm.execute_notebook(str(notebook_for(phase)), str(out), parameters=params, kernel_name="python3",
                         progress_bar=False, cwd=str(Path.cwd()), log_output=False, **kernel_args)
@@ -78,12 +77,9 @@ def run_pipeline(profile: str = "tiny", run_id: str | None = None, overrides: li
     not_run = [s for s in STAGE_PLAN if s not in stages]
     console.print(f"[bold]run[/] {run.run_id} ({cfg.profile}) -> {run.path}")
     console.print(f"stages: {' -> '.join(stages)}" + (f"   (not run: {', '.join(not_run)})" if not_run else ""))
-    timings = {}
-    phases = [DATA_PHASE, *stages, REPORT_PHASE]
-    with contextlib.ExitStack() as stack:
-        kernel = None if kernel_per_notebook or not via_notebooks else \
-            stack.enter_context(SharedKernel(cwd=str(Path.cwd())))
-        _run_phases(run, cfg, phases, via_notebooks, kernel, timings)
+    kernel = SharedKernel(cwd=str(Path.cwd())) if via_notebooks and not kernel_per_notebook else None
+    with kernel or contextlib.nullcontext():
+        timings = _run_phases(run, cfg, [DATA_PHASE, *stages, REPORT_PHASE], via_notebooks, kernel)
     if cfg.benchmarks.eval_phase.enabled:  # issue 13: evaluate the final checkpoint (recipe/eval/run_phase.py)
         from recipe.eval.run_phase import run_eval_phase
         t0 = time.time()
@@ -95,7 +91,9 @@ def run_pipeline(profile: str = "tiny", run_id: str | None = None, overrides: li
     return run
 
 
-def _run_phases(run: RunDir, cfg, phases: list[str], via_notebooks: bool, kernel, timings: dict) -> None:
+def _run_phases(run: RunDir, cfg, phases: list[str], via_notebooks: bool, kernel) -> dict[str, float]:
+    """Run each phase (skipping stages that are done with the same inputs); returns seconds per phase."""
+    timings = {}
     for phase in phases:
         t0 = time.time()
         if phase in STAGE_PLAN and _is_current(run, cfg, phase):
@@ -112,6 +110,7 @@ def _run_phases(run: RunDir, cfg, phases: list[str], via_notebooks: bool, kernel
                 run_stage(run, cfg, phase, progress=sys.stderr.isatty())
         timings[phase] = round(time.time() - t0, 2)
         console.print(f"  {phase}: finished in {timings[phase]:.1f} s")
+    return timings
 
 
 def _live_progress(run: RunDir, cfg, phase: str, tty_bar: bool):

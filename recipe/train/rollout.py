@@ -204,24 +204,22 @@ def length_buckets(input_ids_BS, attention_mask_BS, mask_BS, max_buckets: int = 
     lo_ab = torch.where(upper, f[None, :].expand(B, B), torch.tensor(float("inf"))).cummin(1).values
     cost_ab = torch.where(upper, (hi_ab - lo_ab) * (idx[None, :] - idx[:, None] + 1) + _BUCKET_OVERHEAD_TOKENS,
                           torch.tensor(float("inf")))       # one bucket = rows a..b inclusive
-    best = cost_ab[0].clone()                                # best[b]: rows 0..b in k buckets
-    back = [torch.full((B,), -1, dtype=torch.long)]          # start row of the last bucket (-1: starts at 0)
+    best = cost_ab[0].clone()                                # best[b]: rows 0..b in at most k buckets
+    starts = []                                              # level k: start row of the last bucket, -1 = as level k-1
     for _ in range(1, min(max_buckets, B)):
-        # a new last bucket a+1..b after the best split of rows 0..a
-        cand = best[:-1, None] + cost_ab[1:, :]              # [a, b] for a = 0..B-2, bucket a+1..b
-        val, arg = cand.min(0)
-        val = torch.cat([torch.tensor([float("inf")], dtype=val.dtype), val[1:]])
+        # a new last bucket a+1..b after the best split of rows 0..a (column b=0 has no a: all inf)
+        val, arg = (best[:-1, None] + cost_ab[1:, :]).min(0)
         better = val < best
         if not bool(better.any()):
             break
-        back.append(torch.where(better, arg + 1, torch.full((B,), -2, dtype=torch.long)))
+        starts.append(torch.where(better, arg + 1, -1))
         best = torch.where(better, val, best)
-    # walk back from row B-1: at each level, -2 means "this level did not improve b", look one level down
-    parts, b, k = [], B - 1, len(back) - 1
+    # walk back from row B-1, one bucket per level (a level that did not improve row b defers to the one below)
+    parts, b, k = [], B - 1, len(starts)
     while b >= 0:
-        while k > 0 and int(back[k][b]) == -2:
+        while k > 0 and int(starts[k - 1][b]) == -1:
             k -= 1
-        a = 0 if k == 0 else int(back[k][b])
+        a = 0 if k == 0 else int(starts[k - 1][b])
         rows = order[a:b + 1]
         parts.append((rows, int(first[rows].min()), int(last[rows].max())))
         b, k = a - 1, k - 1
