@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator, model_validator
 
 from recipe.config.benchmarks_section import BenchmarksSection
 from recipe.config.cluster_section import ClusterSection
@@ -76,11 +76,20 @@ class DomainsSection(_Section):
 
 class EvaluationSection(_Section):
     max_new_tokens: int = Field(gt=0, description="Generation cap for validation.")
+    max_new_tokens_per_domain: dict[str, PositiveInt] = Field(
+        default_factory=dict,
+        description="Caps for domains whose answers are longer than max_new_tokens (for an agentic domain: the cap "
+                    "per turn). A cap below a domain's reference answers truncates every such answer to reward 0; "
+                    "recipe.train.generation_caps checks this.")
     batch_size: int = Field(64, gt=0, description="Prompts per generation batch.")
     decoding: Literal["greedy", "sample"] = "greedy"
     temperature: float = 1.0
     top_p: float = 1.0
     samples_per_prompt: int = Field(1, ge=1, description="avg@k: responses sampled per prompt (decoding: sample).")
+
+    def cap_for(self, domain: str) -> int:
+        """The validation generation cap of ``domain``."""
+        return self.max_new_tokens_per_domain.get(domain, self.max_new_tokens)
 
 
 class RecipeConfig(_Section):
@@ -135,3 +144,11 @@ class RecipeConfig(_Section):
         if not v:
             raise ValueError("profile must be a non-empty name")
         return v
+
+    @model_validator(mode="after")
+    def _capped_domains_exist(self) -> "RecipeConfig":
+        unknown = sorted(set(self.evaluation.max_new_tokens_per_domain) - set(self.domains.names))
+        if unknown:
+            raise ValueError(f"evaluation.max_new_tokens_per_domain: unknown domain(s) {', '.join(unknown)} "
+                             f"(domains.names: {', '.join(self.domains.names)})")
+        return self

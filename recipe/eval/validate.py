@@ -59,14 +59,15 @@ def validate_samples(model, tokenizer, splits: dict, domains: list[str], ecfg: E
         if d in AGENTIC_DOMAINS:  # scored by playing episodes in the sandbox (recipe.train.agentic)
             from recipe.train.agentic import agentic_validation_rows
             rows += agentic_validation_rows(model, tokenizer, splits[d][split], d, samples=k, greedy=greedy,
-                                            temperature=ecfg.temperature, top_p=ecfg.top_p)
+                                            temperature=ecfg.temperature, top_p=ecfg.top_p,
+                                            max_new_tokens=ecfg.cap_for(d))
             continue
         recs = [dict(r, mode="thinking" if thinking else "instruct") for r in splits[d][split] for _ in range(k)]
         step = ecfg.batch_size * k
         for i in range(0, len(recs), step):
             chunk = recs[i:i + step]
             prompts = [render_prompt(tokenizer, r, thinking) for r in chunk]
-            ro = generate(model, tokenizer, prompts, max_new_tokens=ecfg.max_new_tokens,
+            ro = generate(model, tokenizer, prompts, max_new_tokens=ecfg.cap_for(d),
                           temperature=ecfg.temperature, top_p=ecfg.top_p, greedy=greedy)
             for j, (r, text, reward) in enumerate(zip(chunk, ro.texts, score_responses(chunk, ro.texts))):
                 rows.append({"domain": d, "item_id": r["id"], "sample": (i + j) % k, "response": text,

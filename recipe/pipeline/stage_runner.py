@@ -11,6 +11,7 @@ import copy
 import datetime as dt
 import shutil
 import time
+import warnings
 from pathlib import Path
 
 import torch
@@ -26,6 +27,7 @@ from recipe.pipeline.teachers import (record_scores, resolve_teachers, selection
                                       validate_picks_on_report_split, write_routing)
 from recipe.runs.layout import RunDir
 from recipe.train.context import StageContext
+from recipe.train.generation_caps import GenerationCapWarning, cap_shortfalls
 from recipe.train.rl import train_rl
 from recipe.train.sft import train_sft
 from recipe.train.state import clear_state
@@ -144,6 +146,11 @@ def run_stage(run: RunDir, cfg: RecipeConfig, stage: str, *, progress: bool = Tr
             model, tok = load_checkpoint(agentless_checkpoint(run))
         else:
             model, tok = load_checkpoint(run.checkpoint_dir(cfg.input_stage(stage)))
+        # SFT (the tokenizer is new): every cap of the plan and of validation; later stages: their own caps
+        short = [str(s) for s in cap_shortfalls(cfg, tok, splits, stages=None if stage == "sft" else [stage],
+                                                evaluation=stage == "sft")]
+        for msg in short:
+            warnings.warn(msg, GenerationCapWarning, stacklevel=2)
         ctx = StageContext(run=run, stage=stage, cfg=cfg, model=model, tokenizer=tok, splits=splits,
                            progress=progress)
         scfg = cfg.swe_rl.agentic if stage == "swe_rl" else cfg.stage(stage)
@@ -187,6 +194,7 @@ def run_stage(run: RunDir, cfg: RecipeConfig, stage: str, *, progress: bool = Tr
         "finished": dt.datetime.now(dt.timezone.utc).isoformat(),
         "outputs": {"checkpoint": str(run.checkpoint_dir(stage)), "checkpoint_sha256": sha256_dir(run.checkpoint_dir(stage)),
                     "metrics": str(run.metrics_path(stage)), "validation": str(run.validation_path(stage))},
+        "generation_cap_shortfalls": short,
         "metrics_summary": {**summary, "validation": scores,
                             "average": round(sum(scores.values()) / len(scores), 2)},
         "teachers_after": teachers_now,
