@@ -12,7 +12,7 @@ FAST = [
     "rlhf_branch.steps=2", "rlhf_branch.prompts_per_step=4", "rlhf_branch.generations_per_prompt=4",
     "rlhf_branch.max_response_tokens=16",
     "rlhf.steps=2", "rlhf.prompts_per_step=4", "rlhf.generations_per_prompt=4", "rlhf.max_response_tokens=16",
-    "evaluation.max_new_tokens=16",
+    "evaluation.max_new_tokens=16", "evaluation.max_new_tokens_per_domain={}",
     "domains.tiny.train_items_per_domain={long_context: 60, code: 60, swe: 60, swe_agentic: 80}",
     "domains.tiny.val_items_per_domain={long_context: 6, code: 6, swe: 6, swe_agentic: 3}",
     "domains.tiny.long_context_filler=20",

@@ -54,6 +54,11 @@ def test_all_notebooks_run_through_papermill(runs_dir, capsys):
         assert len(run.read_metrics(s)) == {"sft": 30, "if_rl": 4, "multi_domain_rl": 3, "rlhf_branch": 2, "mopd": 3,
                                             "rlhf": 2, "long_context_rl": 2, "code_rl": 2, "swe_rl": 1}[s]
     assert (run.stage_dir("swe_rl") / "agentless_checkpoint" / "model.safetensors").exists()
+    # FAST's caps (16 tokens) cut the longer reference answers: SFT records it for validation and every stage
+    short = run.read_manifest("sft")["generation_cap_shortfalls"]
+    assert any(x.startswith("evaluation: cap 16 tokens < the longest code reference") for x in short), short
+    assert any(x.startswith("swe_rl.agentless: cap 24 tokens < the longest swe reference") for x in short), short
+    assert any(x.startswith("code_rl: cap 24 tokens") for x in run.read_manifest("code_rl")["generation_cap_shortfalls"])
     scores = json.loads(run.scores_path.read_text())
     assert list(scores["checkpoints"]) == [*LOCAL[:-1], "swe_rl_agentless", "swe_rl"]
     teachers = json.loads(run.teachers_path.read_text())
