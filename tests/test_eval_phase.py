@@ -17,7 +17,9 @@ def test_eval_phase_scores_tiny_suites_and_real_slice(tmp_path, monkeypatch, sha
     from recipe.eval.model_index import eval_results_for_card
     from recipe.eval.run_phase import run_eval_phase
     from recipe.pipeline.runner import run_pipeline
-    run = run_pipeline(profile="tiny", run_id="ev", overrides=FAST, until="sft", via_notebooks=False)
+    # code answers need more tokens than the phase's cap: the tiny suite gets the domain's validation cap
+    run = run_pipeline(profile="tiny", run_id="ev", overrides=[*FAST, "evaluation.max_new_tokens_per_domain={code: 40}"],
+                       until="sft", via_notebooks=False)
     from recipe.pipeline.run_init import open_run
     _, cfg = open_run("ev")
     summary = json.loads((run.path / "eval" / "sft" / "summary.json").read_text())
@@ -30,6 +32,9 @@ def test_eval_phase_scores_tiny_suites_and_real_slice(tmp_path, monkeypatch, sha
     r = json.loads((run.path / "eval" / "sft" / "aime25" / "results.json").read_text())
     assert r["settings"]["source"]["via"] == "mirror" and r["settings"]["source"]["limit"] == 4
     assert r["settings"]["sampling"]["max_tokens"] == cfg.benchmarks.eval_phase.max_tokens
+    caps = {d: json.loads((run.path / "eval" / "sft" / f"tiny_{d}" / "results.json").read_text())["settings"]
+            ["sampling"]["max_tokens"] for d in ("code", "math")}
+    assert caps == {"code": 40, "math": max(cfg.evaluation.max_new_tokens, cfg.benchmarks.eval_phase.max_tokens)}
     assert "eval" in json.loads((run.path / "timings.json").read_text())["phases"]
     # a second evaluation generates nothing new
     run_eval_phase(run, cfg, "sft")

@@ -24,14 +24,17 @@ def run_eval_phase(run, cfg, stage: str) -> dict:
     t0 = time.time()
     backend = HFBackend(run.checkpoint_dir(stage), batch_size=ep.batch_size)
     out = run.path / "eval" / stage
-    knobs = dict(k=ep.k, max_tokens=ep.max_tokens, temperature=ep.temperature, top_p=ep.top_p, thinking=ep.thinking,
-                 seed=cfg.run.seed)
+    knobs = dict(k=ep.k, temperature=ep.temperature, top_p=ep.top_p, thinking=ep.thinking, seed=cfg.run.seed)
     tiny = ep.tiny_suites or [f"tiny_{d}" for d in cfg.domains.names]
-    results = evaluate(tiny, out=out, run_id=run.run_id, stage=stage, backend=backend, cfg=cfg, limit=ep.tiny_limit,
-                       **knobs)
+    results = {}
+    for name in tiny:  # a tiny suite holds a domain's validation rows: it gets that domain's validation cap
+        domain = name.removeprefix("tiny_")
+        cap = cfg.evaluation.cap_for(domain) if domain in cfg.domains.names else ep.max_tokens
+        results.update(evaluate([name], out=out, run_id=run.run_id, stage=stage, backend=backend, cfg=cfg,
+                                limit=ep.tiny_limit, max_tokens=max(cap, ep.max_tokens), **knobs))
     for name, n in ep.real_suites.items():
         results.update(evaluate([name], out=out, run_id=run.run_id, stage=stage, backend=backend, limit=n, cfg=cfg,
-                                **knobs))
+                                max_tokens=ep.max_tokens, **knobs))
     summary = {"stage": stage, "checkpoint": str(run.checkpoint_dir(stage)), "wall_s": round(time.time() - t0, 2),
                "real_slice_note": "first N rows of each real benchmark: a smoke test of the harness, not a score",
                "suites": {n: ({"unavailable": r["unavailable"]} if "unavailable" in r else
