@@ -68,3 +68,24 @@ def test_swe_bug_is_visible_to_hidden_tests():
     for r in build_tiny_splits(spec, ["swe"], seed=2)["swe"]["val"][:4]:
         res = grade(r["verifier"]["files"], r["verifier"])
         assert res.score == 0.0 and res.reason == "tests_failed" and res.details["passed"] < res.details["total"]
+
+
+def test_swe_edit_is_the_broken_line_unless_that_line_is_not_unique():
+    """The reference edit is the smallest unique one: the broken ``return`` line (short enough for a tiny model to
+    write), the whole function when the same line also occurs in another function of the file."""
+    import random
+
+    from recipe.domains.swe_domain import generate_repo
+    _, spec = _spec()
+    lines = whole = 0
+    for seed in range(1500):
+        repo = generate_repo(random.Random(seed), spec)
+        text = repo["files"][repo["path"]]
+        assert text.count(repo["buggy"]) == 1
+        if repo["buggy"].startswith("def "):
+            whole += 1
+            assert text.count(repo["buggy"].splitlines()[1] + "\n") > 1  # the line alone would be ambiguous
+        else:
+            lines += 1
+            assert repo["buggy"].startswith("    return ") and repo["buggy"].count("\n") == 1
+    assert lines > 1400 and whole >= 1

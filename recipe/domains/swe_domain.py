@@ -37,7 +37,8 @@ def _func_src(name: str, body: str) -> str:
 
 
 def generate_repo(rng: random.Random, spec: TinyDomainSpec) -> dict:
-    """One repository: {"files", "tests", "path", "issue", "buggy", "fixed"} (buggy/fixed: the broken line)."""
+    """One repository: {"files", "tests", "path", "issue", "buggy", "fixed", "function"}. buggy/fixed: the smallest
+    unique edit, the broken ``return`` line and its fix (the whole function when that line is not unique)."""
     names = rng.sample(sorted(FUNCS), spec.swe_functions)
     consts = {n: rng.randint(2, 9) for n in names}
     target = rng.choice(names)
@@ -65,8 +66,11 @@ def generate_repo(rng: random.Random, spec: TinyDomainSpec) -> dict:
     arg, want, got = issue_arg
     issue = f"{target}({arg}) returns {got!r} but should return {want!r}."
     files = {path: "".join(src[n] for n in names)}
+    buggy, fixed = f"    return {bad}\n", f"    return {good}\n"
+    if files[path].count(buggy) != 1:  # the broken line also occurs elsewhere: the edit names the whole function
+        buggy, fixed = _func_src(target, bad), _func_src(target, good)
     return {"files": files, "tests": {"test_repo.py": "\n".join(tests)}, "path": path, "issue": issue,
-            "buggy": _func_src(target, bad), "fixed": _func_src(target, good), "function": target}
+            "buggy": buggy, "fixed": fixed, "function": target}
 
 
 def search_replace(path: str, old: str, new: str) -> str:
