@@ -49,8 +49,8 @@ class EvalPhaseSection(_Section):
     tiny_limit: int | None = Field(None, gt=0, description="First N validation rows per tiny suite (None = all).")
     real_suites: dict[str, int] = Field(default_factory=dict, description="suite -> number of rows of the slice")
     k: int = Field(1, ge=1)
-    max_tokens: int = Field(32, gt=0, description="Generation cap of the real slices; a tiny suite gets at least its "
-                            "domain's validation cap (evaluation.max_new_tokens_per_domain).")
+    max_tokens: int = Field(32, gt=0, description="Generation cap of the real slices; a tiny suite gets its "
+                            "domain's validation cap (evaluation.cap_for).")
     temperature: float = 1.0
     top_p: float = 1.0
     thinking: bool = True

@@ -151,7 +151,10 @@ def evaluate(suites: Iterable[str], *, out: str | Path, run_id: str | None = Non
         except SourceUnavailable as e:
             results[name] = {"suite": name, "unavailable": str(e)}
             continue
-        sampling = resolve_sampling(suite, k=k, temperature=temperature, top_p=top_p, max_tokens=max_tokens,
+        cap = max_tokens
+        if cap is None and name.startswith("tiny_"):  # a tiny suite holds a domain's validation rows: its answers
+            cap = cfg.evaluation.cap_for(name.removeprefix("tiny_"))  # fit the domain's validation cap
+        sampling = resolve_sampling(suite, k=k, temperature=temperature, top_p=top_p, max_tokens=cap,
                                     thinking=thinking, seed=seed if seed is not None else cfg.run.seed)
         extra = {"run_id": run_id, "stage": stage} if run_id else {}
         try:

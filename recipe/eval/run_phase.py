@@ -26,12 +26,9 @@ def run_eval_phase(run, cfg, stage: str) -> dict:
     out = run.path / "eval" / stage
     knobs = dict(k=ep.k, temperature=ep.temperature, top_p=ep.top_p, thinking=ep.thinking, seed=cfg.run.seed)
     tiny = ep.tiny_suites or [f"tiny_{d}" for d in cfg.domains.names]
-    results = {}
-    for name in tiny:  # a tiny suite holds a domain's validation rows: it gets that domain's validation cap
-        domain = name.removeprefix("tiny_")
-        cap = cfg.evaluation.cap_for(domain) if domain in cfg.domains.names else ep.max_tokens
-        results.update(evaluate([name], out=out, run_id=run.run_id, stage=stage, backend=backend, cfg=cfg,
-                                limit=ep.tiny_limit, max_tokens=max(cap, ep.max_tokens), **knobs))
+    # no max_tokens for the tiny suites: each gets its domain's validation cap (recipe.eval.api.evaluate)
+    results = evaluate(tiny, out=out, run_id=run.run_id, stage=stage, backend=backend, cfg=cfg, limit=ep.tiny_limit,
+                       **knobs)
     for name, n in ep.real_suites.items():
         results.update(evaluate([name], out=out, run_id=run.run_id, stage=stage, backend=backend, limit=n, cfg=cfg,
                                 max_tokens=ep.max_tokens, **knobs))

@@ -18,9 +18,9 @@ from recipe.config.schema import RecipeConfig
 from recipe.config.stages import SWEConfig
 from recipe.eval.validate import AGENTIC_DOMAINS  # episodes in non-thinking mode; their cap is per turn
 
+
 class GenerationCapWarning(UserWarning):
     """A generation cap is shorter than reference answers it must hold."""
-
 
 
 @dataclass(frozen=True)
@@ -44,12 +44,19 @@ def reference_answer_tokens(tokenizer, records: list[dict], thinking: bool) -> l
     return [len(ex.get(i, thinking)[1]) for i in range(len(records))]
 
 
-def _stage_caps(cfg: RecipeConfig, stage: str) -> list[tuple[str, list[str], str, int]]:
-    """[(where, domains, mode, cap)] of one stage (an SWE stage has two phases)."""
+def _rl_phases(cfg: RecipeConfig, stage: str) -> list[tuple[str, object]]:
+    """[(where, RL config)] of one stage: none for SFT, two for SWE RL (agentless, agentic)."""
     sc = cfg.stage(stage)
-    phases = [(f"{stage}.agentless", sc.agentless), (f"{stage}.agentic", sc.agentic)] if isinstance(sc, SWEConfig) \
-        else [(stage, sc)] if hasattr(sc, "max_response_tokens") else []
-    return [(where, list(p.domains), p.mode, p.max_response_tokens) for where, p in phases]
+    if isinstance(sc, SWEConfig):
+        return [(f"{stage}.agentless", sc.agentless), (f"{stage}.agentic", sc.agentic)]
+    return [(stage, sc)] if hasattr(sc, "max_response_tokens") else []
+
+
+def _thinking_modes(domain: str, mode: str) -> list[bool]:
+    """The rendering modes a domain's responses take in a stage of ``mode`` (as_prompted: both)."""
+    if domain in AGENTIC_DOMAINS or mode == "instruct":
+        return [False]
+    return [True] if mode == "thinking" else [True, False]
 
 
 def cap_shortfalls(cfg: RecipeConfig, tokenizer, splits: dict, *, stages: list[str] | None = None,
@@ -66,11 +73,9 @@ def cap_shortfalls(cfg: RecipeConfig, tokenizer, splits: dict, *, stages: list[s
 
     checks: list[tuple[str, str, bool, int]] = []
     for stage in cfg.stage_plan if stages is None else stages:
-        for where, domains, mode, cap in _stage_caps(cfg, stage):
-            for d in domains:
-                thinking = [False] if d in AGENTIC_DOMAINS or mode == "instruct" else \
-                    [True] if mode == "thinking" else [True, False]
-                checks += [(where, d, t, cap) for t in thinking]
+        for where, phase in _rl_phases(cfg, stage):
+            checks += [(where, d, t, phase.max_response_tokens)
+                       for d in phase.domains for t in _thinking_modes(d, phase.mode)]
     if evaluation:  # validation renders in thinking mode; agentic episodes are non-thinking
         checks += [("evaluation", d, d not in AGENTIC_DOMAINS, cfg.evaluation.cap_for(d)) for d in cfg.domains.names]
     out = []
