@@ -28,6 +28,16 @@ def shared_dir() -> Path:
     return SHARED_DIR
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(session, config, items):
+    """Tests marked ``starts_first`` move to the front after pytest-random-order's shuffle (the rest keeps the
+    shuffled order, and a printed seed still replays it): under ``-n 2`` the first worker starts the longest test
+    (the real-browser JupyterLab run) at once, while the other works through the rest."""
+    first = [it for it in items if it.get_closest_marker("starts_first")]
+    if first:
+        items[:] = first + [it for it in items if not it.get_closest_marker("starts_first")]
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     """Print the shuffled order's seed last (``make test`` runs quiet, which hides pytest-random-order's header),
     so that a failure that depends on order can be replayed with the same flags."""
