@@ -29,12 +29,27 @@ ARTIFACTS = Path(__file__).parent / "artifacts" / "browser"
 RUN_ID = "lab"
 # FAST, smaller still: the whole cascade in-kernel in about a minute on 2 quiet cores
 OVERRIDES = [*FAST, "sft.steps=12", "sft.save_every=6", "domains.tiny.val_items=8", "evaluation.max_new_tokens=8"]
-NOTEBOOKS = ["90_report.ipynb", "00_data.ipynb", "10_sft.ipynb", "30_cascade_rl_stage.ipynb", "40_mopd.ipynb",
-             "50_eval.ipynb"]
-# the eval notebook's own parameters (no profile: it evaluates a stage's checkpoint of the run), a small tiny suite
-EVAL_PARAMS = (f'run_id = "{RUN_ID}"\nstage = "mopd"\ncheckpoint = None\nendpoint = None\nmodel = None\n'
-               'server = "vllm"\nsuites = ["tiny_math"]\nk = 1\ntemperature = None\ntop_p = None\nmax_tokens = 8\n'
-               'thinking = None\nlimit = 4\nout = None\n')
+
+
+def _params(run_id: str, overrides: list[str], extra: str = "", stage_knobs: bool = True) -> str:
+    """A phase notebook's parameters cell; ``stage_knobs``: the backend/submit/pin knobs of the stage notebooks."""
+    knobs = 'backend = "local"\nsubmit = False\nallow_unpinned = False\nallow_dirty = False\n' if stage_knobs else ""
+    return f'run_id = "{run_id}"\nprofile = "tiny"\noverrides = {json.dumps(overrides)}\n{extra}{knobs}'
+
+
+# every phase notebook with the parameters cell typed into it, in the order the test opens them (the report first:
+# it runs every missing phase); the eval notebook has its own parameters (no profile: it evaluates a stage's
+# checkpoint of the run), here a small tiny suite
+NOTEBOOK_PARAMS = {
+    "90_report.ipynb": _params(RUN_ID, OVERRIDES, stage_knobs=False),
+    "00_data.ipynb": _params(RUN_ID, OVERRIDES, 'sources = []\ndecontaminate_against = []\n', stage_knobs=False),
+    "10_sft.ipynb": _params(RUN_ID, OVERRIDES),
+    "30_cascade_rl_stage.ipynb": _params(RUN_ID, OVERRIDES, 'stage = "if_rl"\n'),
+    "40_mopd.ipynb": _params(RUN_ID, OVERRIDES),
+    "50_eval.ipynb": (f'run_id = "{RUN_ID}"\nstage = "mopd"\ncheckpoint = None\nendpoint = None\nmodel = None\n'
+                      'server = "vllm"\nsuites = ["tiny_math"]\nk = 1\ntemperature = None\ntop_p = None\n'
+                      'max_tokens = 8\nthinking = None\nlimit = 4\nout = None\n'),
+}
 
 pytestmark = [
     pytest.mark.slow,
@@ -93,11 +108,6 @@ def lab(tmp_path_factory, project_root):
         except subprocess.TimeoutExpired:
             proc.kill()
         log.close()
-
-
-def _params(run_id: str, overrides: list[str], extra: str = "") -> str:
-    return (f'run_id = "{run_id}"\nprofile = "tiny"\noverrides = {json.dumps(overrides)}\n{extra}'
-            'backend = "local"\nsubmit = False\nallow_unpinned = False\nallow_dirty = False\n')
 
 
 DIALOGS: list[str] = []
@@ -185,23 +195,14 @@ def test_notebooks_in_jupyterlab_in_a_real_browser(lab):
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             # the report notebook alone: runs every missing phase (widget progress bars), then the heatmap
             # a hang guard only (pytest's --timeout=900 bounds the whole test)
-            report_s = _run_all(page, lab, "90_report.ipynb", _params(RUN_ID, OVERRIDES).replace(
-                'backend = "local"\nsubmit = False\nallow_unpinned = False\nallow_dirty = False\n', ""), 720)
+            report_s = _run_all(page, lab, "90_report.ipynb", NOTEBOOK_PARAMS["90_report.ipynb"], 720)
             assert page.locator(".jp-Notebook .widget-progress, .jp-Notebook .jupyter-widget-progress, "
                                 ".jp-Notebook .widget-hprogress").count() >= 1, "no widget progress bar rendered"
             assert page.locator(".jp-Notebook .jp-RenderedImage img").count() >= 2, "heatmap / curves not rendered"
             run = lab["work"] / "runs" / RUN_ID
             assert json.loads((run / "run.json").read_text())["overrides"] == OVERRIDES
             assert not (lab["nbdir"] / "runs").exists(), "the run landed beside the notebooks"
-            for name in NOTEBOOKS[1:]:  # every phase notebook, pointed at the same run through the UI
-                extra = 'sources = []\ndecontaminate_against = []\n' if name == "00_data.ipynb" else \
-                    'stage = "if_rl"\n' if name.startswith("30_") else ""
-                params = _params(RUN_ID, OVERRIDES, extra)
-                if name == "00_data.ipynb":
-                    params = params.replace('backend = "local"\nsubmit = False\nallow_unpinned = False\n'
-                                            'allow_dirty = False\n', "")
-                if name == "50_eval.ipynb":
-                    params = EVAL_PARAMS
+            for name, params in list(NOTEBOOK_PARAMS.items())[1:]:  # each phase notebook, on the same run
                 page.close()
                 page = browser.new_page(viewport={"width": 1400, "height": 1000})
                 # the whole cascade ran in the report notebook; a phase notebook re-runs one phase at most (the

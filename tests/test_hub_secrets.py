@@ -50,7 +50,8 @@ def test_fake_token_never_written(tmp_path, monkeypatch):
         monkeypatch.setenv("RECIPE_RUNS_DIR", str(work / "runs"))
         logs = []
         tiny = ["run", "--profile", "tiny", "--run-id", "secret-run", "--until", "sft"] + [
-            x for kv in ("run.torch_threads=1", "sft.steps=3", "sft.warmup_steps=1", "sft.save_every=3", "sft.log_every=1",
+            x for kv in ("run.torch_threads=1", "sft.steps=3", "sft.warmup_steps=1", "sft.save_every=3",
+                         "sft.log_every=1",
                          "domains.tiny.train_items=40", "domains.tiny.val_items=4", "evaluation.max_new_tokens=8",
                          "model.tokenizer.corpus_examples=80", "domains.tiny.selection_items=4",
                          "domains.tiny.train_items_per_domain={long_context: 20, code: 20, swe: 20, swe_agentic: 20}",
