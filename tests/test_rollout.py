@@ -212,3 +212,43 @@ def test_length_buckets_are_the_optimal_split_of_their_order(monkeypatch):
     monkeypatch.setattr(rollout, "_BUCKET_OVERHEAD_TOKENS", 2048)
     parts = rollout.length_buckets(torch.zeros(B, S, dtype=torch.long), attn, attn.float())
     assert sorted((len(r), hi - lo) for r, lo, hi in parts) == [(2, 900), (62, 60)]
+
+
+def test_lean_decode_step_equals_hugging_face_cached_forward(tiny):
+    """DecodeState (plain tensors, dense MoE) gives HF's logits at every step, also after rows are dropped and
+    repeated (select), on left-padded prompts of different lengths."""
+    from recipe.model.fast_decode import DecodeState, supports_lean_decode
+
+    model, tok, prompts = tiny
+    assert supports_lean_decode(model)
+    enc = tok(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
+    with torch.no_grad():
+        out = model(**enc, use_cache=True, logits_to_keep=1)
+        state = DecodeState.from_hf_cache(model, out.cache, enc["attention_mask"], max_new_tokens=6)
+        cache, attn = out.cache, enc["attention_mask"]
+        tok_A = out.logits[:, -1].argmax(-1)
+        for t in range(6):
+            if t == 2:  # drop rows 1 and 4, repeat row 0
+                keep = torch.tensor([0, 0, 2, 3, 5, 6, 7])
+                state.select(keep)
+                cache.reorder_cache(keep)
+                attn, tok_A = attn[keep], tok_A[keep]
+            attn = torch.cat([attn, torch.ones(len(tok_A), 1, dtype=attn.dtype)], 1)
+            ref = model(input_ids=tok_A[:, None], attention_mask=attn, cache=cache, use_cache=True).logits[:, -1]
+            ours = state.step(tok_A)
+            assert ours.shape == ref.shape
+            assert torch.allclose(ours, ref.float(), atol=1e-4), (t, (ours - ref).abs().max())
+            tok_A = torch.multinomial(torch.softmax(ref.float(), -1), 1).squeeze(-1)
+        with pytest.raises(RuntimeError, match="more steps"):
+            state.step(tok_A)
+
+
+def test_lean_and_hugging_face_decoding_sample_the_same_rows(tiny):
+    model, tok, prompts = tiny
+    runs = []
+    for lean in (True, False):
+        torch.manual_seed(3)
+        runs.append(generate(model, tok, prompts * 3, max_new_tokens=14, temperature=1.0, top_p=0.9, lean_decode=lean))
+    a, b = runs
+    assert torch.equal(a.input_ids_BS, b.input_ids_BS)
+    assert torch.allclose(a.inf_logprobs_BS, b.inf_logprobs_BS, atol=1e-4)

@@ -115,26 +115,32 @@ class FastMamba2Mixer(nh.NemotronHMamba2Mixer):
 
     def _decode_step(self, hidden_states, cache):
         """One token per row from the cached conv and SSM states (the math of HF's recurrent path)."""
-        b = hidden_states.shape[0]
-        h, p, g, n = self.num_heads, self.head_dim, self.n_groups, self.ssm_state_size
-        projected = self.in_proj(hidden_states)
-        gate, xBC, dt = projected.split([self.intermediate_size, self.conv_dim, self.num_heads], dim=-1)
-        conv_state = cache.get_conv_state(self.layer_idx, state_idx=0)              # [b, conv_dim, K], in place
-        window = torch.cat([conv_state[:, :, 1:], xBC.transpose(1, 2)], -1)
-        conv_state.copy_(window)
-        xBC = (window * self.conv1d.weight.squeeze(1)).sum(-1)  # the depthwise conv at one position
-        if self.conv1d.bias is not None:
-            xBC = xBC + self.conv1d.bias
-        x, B, C = torch.split(self.act(xBC), [self.intermediate_size, g * n, g * n], dim=-1)
-        dt = F.softplus(dt.squeeze(1) + self.dt_bias)                               # [b, h]
-        dA = torch.exp(dt * -torch.exp(self.A_log.float()))                         # [b, h]
-        state = cache.get_recurrent_state(self.layer_idx, state_idx=0)              # [b, h, p, n], updated in place
-        sv = state.view(b, g, h // g, p, n)
-        xdt = (x.view(b, h, p) * dt[..., None]).view(b, g, h // g, p, 1)
-        sv.mul_(dA.view(b, g, h // g, 1, 1)).add_(xdt * B.view(b, g, 1, 1, n))
-        y = (sv @ C.view(b, g, 1, n, 1)).view(b, h, p) + x.view(b, h, p) * self.D[:, None]
-        y = self.norm(y.view(b, 1, -1), gate)
-        return self.out_proj(y.to(hidden_states.dtype))
+        return mamba_decode_step(self, hidden_states.squeeze(1), cache.get_conv_state(self.layer_idx, state_idx=0),
+                                 cache.get_recurrent_state(self.layer_idx, state_idx=0))[:, None]
+
+
+def mamba_decode_step(mixer, x_AH, conv_state, ssm_state):
+    """One token per row [A, H] -> [A, H], updating ``conv_state`` [A, conv_dim, K] and ``ssm_state`` [A, h, p, n]
+    in place: the depthwise conv as a dot product over the window, per-head decays (HF's recurrent step without
+    expanding dt, A, B, C to the full state shape)."""
+    b = x_AH.shape[0]
+    h, p, g, n = mixer.num_heads, mixer.head_dim, mixer.n_groups, mixer.ssm_state_size
+    projected = mixer.in_proj(x_AH)
+    gate, xBC, dt = projected.split([mixer.intermediate_size, mixer.conv_dim, mixer.num_heads], dim=-1)
+    window = torch.cat([conv_state[:, :, 1:], xBC[:, :, None]], -1)
+    conv_state.copy_(window)
+    xBC = (window * mixer.conv1d.weight.squeeze(1)).sum(-1)  # the depthwise conv at one position
+    if mixer.conv1d.bias is not None:
+        xBC = xBC + mixer.conv1d.bias
+    x, B, C = torch.split(mixer.act(xBC), [mixer.intermediate_size, g * n, g * n], dim=-1)
+    dt = F.softplus(dt + mixer.dt_bias)                                         # [b, h]
+    dA = torch.exp(dt * -torch.exp(mixer.A_log.float()))                        # [b, h]
+    sv = ssm_state.view(b, g, h // g, p, n)
+    xdt = (x.view(b, h, p) * dt[..., None]).view(b, g, h // g, p, 1)
+    sv.mul_(dA.view(b, g, h // g, 1, 1)).add_(xdt * B.view(b, g, 1, 1, n))
+    y = (sv @ C.view(b, g, 1, n, 1)).view(b, h, p) + x.view(b, h, p) * mixer.D[:, None]
+    y = mixer.norm(y.view(b, -1), gate)
+    return mixer.out_proj(y.to(x_AH.dtype))
 
 
 def use_fast_mamba(model) -> None:

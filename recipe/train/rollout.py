@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import torch
 
+from recipe.model.fast_decode import DecodeState, supports_lean_decode
 
 
 @dataclass
@@ -75,7 +76,7 @@ def _unique_prompts(prompts: list[str]) -> tuple[list[str], torch.Tensor]:
 
 @torch.no_grad()
 def generate(model, tokenizer, prompts: list[str], *, max_new_tokens: int, temperature: float, top_p: float,
-             greedy: bool = False) -> RolloutBatch:
+             greedy: bool = False, lean_decode: bool = True) -> RolloutBatch:
     """Sample responses with our own cached decoding loop (no Hugging Face ``generate``).
 
     - Prefix sharing: each distinct prompt is prefilled once and its KV / Mamba conv+SSM state is copied to every
@@ -84,6 +85,8 @@ def generate(model, tokenizer, prompts: list[str], *, max_new_tokens: int, tempe
     - Sampling: softmax(logits / T) after top-p (as ``TopPLogitsWarper``), drawn by inverse CDF with one uniform
       per row per step, drawn for every row each step so a row's randomness does not depend on the others.
       Nothing process-wide is patched. ``greedy`` takes the argmax.
+    - Decode steps after the prefill run :class:`recipe.model.fast_decode.DecodeState` on NemotronH models (the same
+      math without Hugging Face's per-call overhead); ``lean_decode=False`` or another architecture uses HF's forward.
     The output layout equals Hugging Face's: [left-padded prompt | response, pad after <|im_end|>].
     """
     B = len(prompts)
@@ -100,7 +103,12 @@ def generate(model, tokenizer, prompts: list[str], *, max_new_tokens: int, tempe
         out = model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"], use_cache=True,
                     logits_to_keep=1)
         cache, logits_AV = out.cache, out.logits[:, -1].float()[inverse]
-        cache.reorder_cache(inverse)  # U distinct prompt states -> B rows
+        lean = None
+        if lean_decode and supports_lean_decode(model):
+            lean = DecodeState.from_hf_cache(model, cache, enc["attention_mask"], max_new_tokens)
+            lean.select(inverse)  # U distinct prompt states -> B rows
+        else:
+            cache.reorder_cache(inverse)
         resp = torch.full((B, max_new_tokens), pad, dtype=torch.long)
         inf_lp = torch.zeros(B, max_new_tokens)
         finished = torch.zeros(B, dtype=torch.bool)
@@ -129,7 +137,10 @@ def generate(model, tokenizer, prompts: list[str], *, max_new_tokens: int, tempe
                 if not len(keep):
                     break
                 active, tok_A, attn_A = active[keep], tok_A[keep], attn_A[keep]
-                cache.reorder_cache(keep)
+                lean.select(keep) if lean is not None else cache.reorder_cache(keep)
+            if lean is not None:
+                logits_AV = lean.step(tok_A)
+                continue
             attn_A = torch.cat([attn_A, torch.ones(len(active), 1, dtype=attn_A.dtype)], 1)
             out = model(input_ids=tok_A[:, None], attention_mask=attn_A, cache=cache, use_cache=True)
             logits_AV = out.logits[:, -1].float()
