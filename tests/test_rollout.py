@@ -252,3 +252,38 @@ def test_lean_and_hugging_face_decoding_sample_the_same_rows(tiny):
     a, b = runs
     assert torch.equal(a.input_ids_BS, b.input_ids_BS)
     assert torch.allclose(a.inf_logprobs_BS, b.inf_logprobs_BS, atol=1e-4)
+
+
+def test_prefill_in_length_buckets_equals_one_padded_prefill(tiny):
+    """Prompts prefilled in separate length buckets, joined with left-padded keys, decode as one padded batch."""
+    from recipe.model.fast_decode import DecodeState
+    from recipe.train.rollout import prefill_in_buckets
+
+    model, tok, prompts = tiny
+    enc = tok(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
+    lengths = enc["attention_mask"].sum(1)
+    assert len(set(lengths.tolist())) >= 3
+    with torch.no_grad():
+        out = model(**enc, use_cache=True, logits_to_keep=1)
+        one = DecodeState.from_hf_cache(model, out.cache, enc["attention_mask"], max_new_tokens=4)
+        split, logits = prefill_in_buckets(model, enc["input_ids"], enc["attention_mask"], 4, overhead_tokens=0)
+        assert split.key_mask_AL.shape == one.key_mask_AL.shape and split.pos == one.pos
+        assert torch.equal(split.key_mask_AL, one.key_mask_AL)
+        assert torch.allclose(logits, out.logits[:, -1].float(), atol=1e-4)
+        tok_A = logits.argmax(-1)
+        for _ in range(4):
+            a, b = split.step(tok_A), one.step(tok_A)
+            assert torch.allclose(a, b, atol=1e-4)
+            tok_A = a.argmax(-1)
+
+
+def test_length_buckets_split_prompts_of_different_lengths_when_forwards_are_cheap(tiny):
+    from recipe.train.rollout import length_buckets
+
+    model, tok, prompts = tiny
+    enc = tok(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
+    zeros = torch.zeros_like(enc["attention_mask"])
+    parts = length_buckets(enc["input_ids"], enc["attention_mask"], zeros, overhead_tokens=0)
+    assert len(parts) >= 3  # three distinct prompt lengths
+    assert sorted(torch.cat([r for r, _, _ in parts]).tolist()) == list(range(len(prompts)))
+    assert len(length_buckets(enc["input_ids"], enc["attention_mask"], zeros, overhead_tokens=10**6)) == 1

@@ -57,6 +57,24 @@ class DecodeState:
         key_mask[:, :P] = attention_mask_AP.bool()
         return cls(model, conv, ssm, keys, values, key_mask, P)
 
+    @classmethod
+    def concat(cls, states: list["DecodeState"]) -> "DecodeState":
+        """Rows of several states (prefilled at different prompt widths) in one state: each state's keys are
+        left-padded (masked) so that the next token lands in the same column for every row."""
+        pos = max(s.pos for s in states)
+        width = pos + min(s.key_mask_AL.shape[1] - s.pos for s in states)
+
+        def left_pad(t, shift, dim):
+            pad = list(t.shape)
+            pad[dim] = shift
+            return torch.cat([t.new_zeros(pad), t], dim).narrow(dim, 0, width)
+        conv = {i: torch.cat([s.conv[i] for s in states]) for i in states[0].conv}
+        ssm = {i: torch.cat([s.ssm[i] for s in states]) for i in states[0].ssm}
+        keys = {i: torch.cat([left_pad(s.keys[i], pos - s.pos, 2) for s in states]) for i in states[0].keys}
+        values = {i: torch.cat([left_pad(s.values[i], pos - s.pos, 2) for s in states]) for i in states[0].values}
+        mask = torch.cat([left_pad(s.key_mask_AL, pos - s.pos, 1) for s in states])
+        return cls(states[0].model, conv, ssm, keys, values, mask, pos)
+
     def select(self, rows: torch.Tensor) -> None:
         """Keep (or repeat) these rows, in this order."""
         for d in (self.conv, self.ssm, self.keys, self.values):

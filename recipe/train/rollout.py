@@ -14,6 +14,9 @@ import torch
 from recipe.model.fast_decode import DecodeState, supports_lean_decode
 
 
+_BUCKET_OVERHEAD_TOKENS = 2048  # one more forward costs about as much as this many extra padded tokens (tiny, CPU)
+
+
 @dataclass
 class RolloutBatch:
     input_ids_BS: torch.Tensor
@@ -100,14 +103,15 @@ def generate(model, tokenizer, prompts: list[str], *, max_new_tokens: int, tempe
     was_training = model.training
     model.eval()
     try:
-        out = model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"], use_cache=True,
-                    logits_to_keep=1)
-        cache, logits_AV = out.cache, out.logits[:, -1].float()[inverse]
         lean = None
         if lean_decode and supports_lean_decode(model):
-            lean = DecodeState.from_hf_cache(model, cache, enc["attention_mask"], max_new_tokens)
+            lean, logits_UV = prefill_in_buckets(model, enc["input_ids"], enc["attention_mask"], max_new_tokens)
+            logits_AV = logits_UV[inverse]
             lean.select(inverse)  # U distinct prompt states -> B rows
         else:
+            out = model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"], use_cache=True,
+                        logits_to_keep=1)
+            cache, logits_AV = out.cache, out.logits[:, -1].float()[inverse]
             cache.reorder_cache(inverse)
         resp = torch.full((B, max_new_tokens), pad, dtype=torch.long)
         inf_lp = torch.zeros(B, max_new_tokens)
@@ -160,6 +164,29 @@ def generate(model, tokenizer, prompts: list[str], *, max_new_tokens: int, tempe
         inf_logprobs_BS=torch.cat([torch.zeros(B, P), inf_lp], 1), texts=texts, finished_B=finished)
 
 
+def prefill_in_buckets(model, input_ids_US, attention_mask_US, max_new_tokens: int,
+                       overhead_tokens: int | None = None) -> tuple[DecodeState, torch.Tensor]:
+    """Prefill left-padded prompts in length buckets (:func:`length_buckets`: prompts of very different lengths,
+    e.g. 26-token IF prompts beside 150-token tool prompts, do not all run at the longest length) and join the
+    buckets' states into one :class:`DecodeState` whose attention keys are left-padded back to the common width.
+    Returns the state and the last-position logits [U, V], both in input row order."""
+    U = input_ids_US.shape[0]
+    parts = length_buckets(input_ids_US, attention_mask_US, torch.zeros_like(attention_mask_US),
+                           overhead_tokens=overhead_tokens)
+    states, logits, order = [], [], []
+    for rows, lo, _hi in parts:
+        ids, attn = input_ids_US[rows, lo:], attention_mask_US[rows, lo:]
+        out = model(input_ids=ids, attention_mask=attn, use_cache=True, logits_to_keep=1)
+        states.append(DecodeState.from_hf_cache(model, out.cache, attn, max_new_tokens))
+        logits.append(out.logits[:, -1].float())
+        order.append(rows)
+    state = DecodeState.concat(states) if len(states) > 1 else states[0]
+    back = torch.argsort(torch.cat(order))
+    if len(states) > 1 or not torch.equal(back, torch.arange(U)):
+        state.select(back)
+    return state, torch.cat(logits)[back]
+
+
 def sequence_logprobs(model, input_ids_BS, attention_mask_BS, mask_BS=None) -> torch.Tensor:
     """log p(token_t | tokens_<t), aligned to positions ([B, S], position 0 = 0).
 
@@ -185,10 +212,9 @@ def sequence_logprobs(model, input_ids_BS, attention_mask_BS, mask_BS=None) -> t
     return out
 
 
-_BUCKET_OVERHEAD_TOKENS = 2048  # one more forward costs about as much as this many extra padded tokens (tiny, CPU)
 
-
-def length_buckets(input_ids_BS, attention_mask_BS, mask_BS, max_buckets: int = 6) -> list[tuple[torch.Tensor, int, int]]:
+def length_buckets(input_ids_BS, attention_mask_BS, mask_BS, max_buckets: int = 6,
+                   overhead_tokens: int | None = None) -> list[tuple[torch.Tensor, int, int]]:
     """Split rows into contiguous groups of a length order, each with the column range it uses: ``(rows, lo,
     hi)``. Rows are ordered by their first used column (left padding), then by the last one, except that rows
     repeating a prompt stay in their original order, so a group's samples land in one bucket (prefix sharing).
@@ -213,7 +239,8 @@ def length_buckets(input_ids_BS, attention_mask_BS, mask_BS, max_buckets: int = 
     upper = idx[None, :] >= idx[:, None]
     hi_ab = torch.where(upper, l[None, :].expand(B, B), torch.tensor(float("-inf"))).cummax(1).values
     lo_ab = torch.where(upper, f[None, :].expand(B, B), torch.tensor(float("inf"))).cummin(1).values
-    cost_ab = torch.where(upper, (hi_ab - lo_ab) * (idx[None, :] - idx[:, None] + 1) + _BUCKET_OVERHEAD_TOKENS,
+    overhead = _BUCKET_OVERHEAD_TOKENS if overhead_tokens is None else overhead_tokens
+    cost_ab = torch.where(upper, (hi_ab - lo_ab) * (idx[None, :] - idx[:, None] + 1) + overhead,
                           torch.tensor(float("inf")))       # one bucket = rows a..b inclusive
     best = cost_ab[0].clone()                                # best[b]: rows 0..b in at most k buckets
     starts = []                                              # level k: start row of the last bucket, -1 = as level k-1
