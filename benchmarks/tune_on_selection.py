@@ -1,0 +1,99 @@
+"""Choose a stage setting on the SELECTION split, never on the report split: re-run one stage from its input
+checkpoint of finished runs (one per seed) with each candidate setting, score on the selection split, and print
+the pooled result. Nothing is written into the runs (each trial trains in a temporary directory).
+
+    .venv/bin/python benchmarks/tune_on_selection.py --runs-dir D --seeds 0 1 2 --stage mopd \
+        "mopd.domain_weights.chat=1.0;mopd.domain_weights.instruction_following=1.5" "mopd.steps=50"
+
+- ``--stage mopd``: the student (the multi-domain RL checkpoint) trains with the run's own teachers
+  (``mopd.teacher_routing`` resolved as the stage does); per MOPD domain it prints the student's score and the
+  teacher's 95% interval, pooled over seeds (n = selection prompts x seeds), and whether the student is inside or
+  above it (target (e) of recipe.pipeline.evidence).
+- ``--stage rlhf``: main-line RLHF from the MOPD checkpoint (KL to it); the paired change of every MOPD domain,
+  pooled over seeds (target (c) for chat, and what it costs the others).
+
+One setting is chosen for all seeds; the tiny profile's comments cite the run of this script behind each value.
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import os
+import tempfile
+from pathlib import Path
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--runs-dir", required=True)
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    ap.add_argument("--stage", choices=["mopd", "rlhf"], required=True)
+    ap.add_argument("settings", nargs="+", help='";"-separated key=value overrides per candidate ("" = the profile)')
+    a = ap.parse_args()
+    os.environ["RECIPE_RUNS_DIR"] = str(Path(a.runs_dir).resolve())
+    import torch
+
+    from recipe.config import load_config
+    from recipe.eval.validate import validate_samples
+    from recipe.model import load_checkpoint
+    from recipe.pipeline.data_phase import load_splits
+    from recipe.pipeline.teachers import resolve_teachers
+    from recipe.runs import RunDir
+    from recipe.stats.intervals import item_means, mean_ci, paired_bootstrap_delta
+    from recipe.train.context import StageContext
+    from recipe.train.rl import train_rl
+
+    teacher_cache: dict = {}
+    for setting in a.settings:
+        overrides = [s for s in setting.split(";") if s.strip()]
+        student: dict[str, dict] = {}
+        before: dict[str, dict] = {}
+        teacher: dict[str, dict] = {}
+        for seed in a.seeds:
+            cfg = load_config("tiny", [f"run.seed={seed}", *overrides])
+            torch.set_num_threads(cfg.run.torch_threads)
+            run = RunDir.for_id(f"tiny-seed{seed}")
+            splits = load_splits(run, cfg)
+            scfg = cfg.stage(a.stage)
+            doms = list(cfg.mopd.domains)
+
+            def scores(model, tok, domains):
+                rows = validate_samples(model, tok, splits, domains, cfg.evaluation, split="select", seed=seed)
+                return {d: {f"{seed}:{k}": v for k, v in item_means(r for r in rows if r["domain"] == d).items()}
+                        for d in domains}
+            model, tok = load_checkpoint(run.checkpoint_dir(cfg.input_stage(a.stage)))
+            teachers, ref = None, None
+            if a.stage == "mopd":
+                teachers = {}
+                for d, t in resolve_teachers(run, cfg.mopd.teacher_routing, doms).items():
+                    key = (seed, d, t["checkpoint"])
+                    if key not in teacher_cache:
+                        tm, ttok = load_checkpoint(t["checkpoint"])
+                        teacher_cache[key] = (tm, scores(tm, ttok, [d])[d])
+                    teachers[d] = teacher_cache[key][0]
+                    teacher.setdefault(d, {}).update(teacher_cache[key][1])
+            else:
+                for d, v in scores(model, tok, doms).items():
+                    before.setdefault(d, {}).update(v)
+                ref = copy.deepcopy(model).eval()
+            ctx = StageContext(run=RunDir(tempfile.mkdtemp(prefix=f"tune-{a.stage}-")), stage=a.stage, cfg=cfg,
+                               model=model, tokenizer=tok, splits=splits, progress=False)
+            train_rl(ctx, scfg, teachers=teachers, ref_model=ref)
+            for d, v in scores(model, tok, doms).items():
+                student.setdefault(d, {}).update(v)
+        print(f"\nsetting: {setting or '(profile)'}  seeds {a.seeds}, selection split, 95% CI, n = prompts x seeds")
+        for d in student:
+            s = mean_ci(list(student[d].values()), scale=100.0, bounds=(0.0, 100.0))
+            if a.stage == "mopd":
+                t = mean_ci(list(teacher[d].values()), scale=100.0, bounds=(0.0, 100.0))
+                verdict = "inside or above" if s.score >= t.ci_low else "BELOW"
+                print(f"  {d:<24} student {s.score:5.1f}   teacher {t.score:5.1f} [{t.ci_low:5.1f}, {t.ci_high:5.1f}]"
+                      f"  n={s.n}  {verdict}")
+            else:
+                e = paired_bootstrap_delta(student[d], before[d], scale=100.0)
+                print(f"  {d:<24} after {s.score:5.1f}   change {e.score:+5.1f} [{e.ci_low:+5.1f}, {e.ci_high:+5.1f}]"
+                      f"  n={e.n}")
+
+
+if __name__ == "__main__":
+    main()
