@@ -141,7 +141,10 @@ def generate(model, tokenizer, prompts: list[str], *, max_new_tokens: int, tempe
                 if not len(keep):
                     break
                 active, tok_A, attn_A = active[keep], tok_A[keep], attn_A[keep]
-                lean.select(keep) if lean is not None else cache.reorder_cache(keep)
+                if lean is not None:
+                    lean.select(keep)
+                else:
+                    cache.reorder_cache(keep)
             if lean is not None:
                 logits_AV = lean.step(tok_A)
                 continue
