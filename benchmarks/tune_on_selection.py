@@ -43,7 +43,8 @@ def main() -> None:
     from recipe.train.context import StageContext
     from recipe.train.rl import train_rl
 
-    teacher_cache: dict = {}
+    teacher_models: dict = {}   # checkpoint path -> (model, tokenizer)
+    teacher_scores: dict = {}   # (seed, domain, checkpoint) -> that teacher's selection-split item means
     for setting in a.settings:
         overrides = [s for s in setting.split(";") if s.strip()]
         student: dict[str, dict] = {}
@@ -66,12 +67,13 @@ def main() -> None:
             if a.stage == "mopd":
                 teachers = {}
                 for d, t in resolve_teachers(run, cfg.mopd.teacher_routing, doms).items():
-                    key = (seed, d, t["checkpoint"])
-                    if key not in teacher_cache:
-                        tm, ttok = load_checkpoint(t["checkpoint"])
-                        teacher_cache[key] = (tm, scores(tm, ttok, [d])[d])
-                    teachers[d] = teacher_cache[key][0]
-                    teacher.setdefault(d, {}).update(teacher_cache[key][1])
+                    if t["checkpoint"] not in teacher_models:  # one load per checkpoint (IF, MCQA, tools share one)
+                        teacher_models[t["checkpoint"]] = load_checkpoint(t["checkpoint"])
+                    teachers[d], ttok = teacher_models[t["checkpoint"]]
+                    key = (seed, d, t["checkpoint"])  # a teacher is scored once, not once per setting
+                    if key not in teacher_scores:
+                        teacher_scores[key] = scores(teachers[d], ttok, [d])[d]
+                    teacher.setdefault(d, {}).update(teacher_scores[key])
             else:
                 for d, v in scores(model, tok, doms).items():
                     before.setdefault(d, {}).update(v)

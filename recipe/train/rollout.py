@@ -13,7 +13,6 @@ import torch
 
 from recipe.model.fast_decode import DecodeState, supports_lean_decode
 
-
 _BUCKET_OVERHEAD_TOKENS = 2048  # one more forward costs about as much as this many extra padded tokens (tiny, CPU)
 
 
@@ -89,7 +88,8 @@ def generate(model, tokenizer, prompts: list[str], *, max_new_tokens: int, tempe
       per row per step, drawn for every row each step so a row's randomness does not depend on the others.
       Nothing process-wide is patched. ``greedy`` takes the argmax.
     - Decode steps after the prefill run :class:`recipe.model.fast_decode.DecodeState` on NemotronH models (the same
-      math without Hugging Face's per-call overhead); ``lean_decode=False`` or another architecture uses HF's forward.
+      math without Hugging Face's per-call overhead); ``lean_decode=False`` or another architecture uses
+      :class:`HFDecodeState` (HF's cached forward) behind the same interface.
     The output layout equals Hugging Face's: [left-padded prompt | response, pad after <|im_end|>].
     """
     B = len(prompts)
@@ -103,21 +103,12 @@ def generate(model, tokenizer, prompts: list[str], *, max_new_tokens: int, tempe
     was_training = model.training
     model.eval()
     try:
-        lean = None
-        if lean_decode and supports_lean_decode(model):
-            lean, logits_UV = prefill_in_buckets(model, enc["input_ids"], enc["attention_mask"], max_new_tokens)
-            logits_AV = logits_UV[inverse]
-            lean.select(inverse)  # U distinct prompt states -> B rows
-        else:
-            out = model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"], use_cache=True,
-                        logits_to_keep=1)
-            cache, logits_AV = out.cache, out.logits[:, -1].float()[inverse]
-            cache.reorder_cache(inverse)
+        prefill = prefill_in_buckets if lean_decode and supports_lean_decode(model) else HFDecodeState.prefill
+        state, logits_AV = prefill(model, enc["input_ids"], enc["attention_mask"], max_new_tokens, rows=inverse)
         resp = torch.full((B, max_new_tokens), pad, dtype=torch.long)
         inf_lp = torch.zeros(B, max_new_tokens)
         finished = torch.zeros(B, dtype=torch.bool)
-        active = torch.arange(B)               # rows still generating, in cache order
-        attn_A = prompt_attn.clone()
+        active = torch.arange(B)               # rows still generating, in state order
         R = 0                                  # decoding steps run = response columns
         for t in range(max_new_tokens):
             R = t + 1
@@ -140,17 +131,9 @@ def generate(model, tokenizer, prompts: list[str], *, max_new_tokens: int, tempe
                 keep = (~done_A).nonzero().flatten()
                 if not len(keep):
                     break
-                active, tok_A, attn_A = active[keep], tok_A[keep], attn_A[keep]
-                if lean is not None:
-                    lean.select(keep)
-                else:
-                    cache.reorder_cache(keep)
-            if lean is not None:
-                logits_AV = lean.step(tok_A)
-                continue
-            attn_A = torch.cat([attn_A, torch.ones(len(active), 1, dtype=attn_A.dtype)], 1)
-            out = model(input_ids=tok_A[:, None], attention_mask=attn_A, cache=cache, use_cache=True)
-            logits_AV = out.logits[:, -1].float()
+                active, tok_A = active[keep], tok_A[keep]
+                state.select(keep)
+            logits_AV = state.step(tok_A)
     finally:
         if was_training:
             model.train()
@@ -167,27 +150,58 @@ def generate(model, tokenizer, prompts: list[str], *, max_new_tokens: int, tempe
         inf_logprobs_BS=torch.cat([torch.zeros(B, P), inf_lp], 1), texts=texts, finished_B=finished)
 
 
+class HFDecodeState:
+    """Hugging Face's cached forward behind the interface of :class:`DecodeState` (``select``, ``step``): the
+    decode path for models the lean step does not cover, and the reference it is tested against."""
+
+    def __init__(self, model, cache, attention_mask_AS: torch.Tensor):
+        self.model, self.cache, self.attn_AS = model, cache, attention_mask_AS
+
+    @classmethod
+    def prefill(cls, model, input_ids_US, attention_mask_US, max_new_tokens: int, rows: torch.Tensor | None = None):
+        """(state, last-position logits [A, V]) for the prompt rows ``rows`` (default: every prompt, in order)."""
+        out = model(input_ids=input_ids_US, attention_mask=attention_mask_US, use_cache=True, logits_to_keep=1)
+        state, logits = cls(model, out.cache, attention_mask_US), out.logits[:, -1].float()
+        if rows is not None:
+            state.select(rows)
+            logits = logits[rows]
+        return state, logits
+
+    def select(self, rows: torch.Tensor) -> None:
+        self.cache.reorder_cache(rows)
+        self.attn_AS = self.attn_AS[rows]
+
+    def step(self, tok_A: torch.Tensor) -> torch.Tensor:
+        self.attn_AS = torch.cat([self.attn_AS, torch.ones(len(tok_A), 1, dtype=self.attn_AS.dtype)], 1)
+        out = self.model(input_ids=tok_A[:, None], attention_mask=self.attn_AS, cache=self.cache, use_cache=True)
+        return out.logits[:, -1].float()
+
+
 def prefill_in_buckets(model, input_ids_US, attention_mask_US, max_new_tokens: int,
-                       overhead_tokens: int | None = None) -> tuple[DecodeState, torch.Tensor]:
+                       overhead_tokens: int | None = None, rows: torch.Tensor | None = None
+                       ) -> tuple[DecodeState, torch.Tensor]:
     """Prefill left-padded prompts in length buckets (:func:`length_buckets`: prompts of very different lengths,
     e.g. 26-token IF prompts beside 150-token tool prompts, do not all run at the longest length) and join the
     buckets' states into one :class:`DecodeState` whose attention keys are left-padded back to the common width.
-    Returns the state and the last-position logits [U, V], both in input row order."""
+    Returns the state and the last-position logits [A, V] for the prompt rows ``rows`` (default: every prompt, in
+    input order), gathered in one copy."""
     U = input_ids_US.shape[0]
     parts = length_buckets(input_ids_US, attention_mask_US, torch.zeros_like(attention_mask_US),
                            overhead_tokens=overhead_tokens)
     states, logits, order = [], [], []
-    for rows, lo, _hi in parts:
-        ids, attn = input_ids_US[rows, lo:], attention_mask_US[rows, lo:]
+    for part_rows, lo, _hi in parts:
+        ids, attn = input_ids_US[part_rows, lo:], attention_mask_US[part_rows, lo:]
         out = model(input_ids=ids, attention_mask=attn, use_cache=True, logits_to_keep=1)
         states.append(DecodeState.from_hf_cache(model, out.cache, attn, max_new_tokens))
         logits.append(out.logits[:, -1].float())
-        order.append(rows)
+        order.append(part_rows)
     state = DecodeState.concat(states) if len(states) > 1 else states[0]
-    back = torch.argsort(torch.cat(order))
-    if len(states) > 1 or not torch.equal(back, torch.arange(U)):
-        state.select(back)
-    return state, torch.cat(logits)[back]
+    pick = torch.argsort(torch.cat(order))          # input row -> row of the joined state
+    if rows is not None:
+        pick = pick[rows]
+    if not torch.equal(pick, torch.arange(U)):
+        state.select(pick)
+    return state, torch.cat(logits)[pick]
 
 
 def sequence_logprobs(model, input_ids_BS, attention_mask_BS, mask_BS=None) -> torch.Tensor:
@@ -213,7 +227,6 @@ def sequence_logprobs(model, input_ids_BS, attention_mask_BS, mask_BS=None) -> t
         r_idx, c_idx = sel.nonzero(as_tuple=True)
         out[rows[r_idx], lo + 1 + c_idx] = lp_N
     return out
-
 
 
 def length_buckets(input_ids_BS, attention_mask_BS, mask_BS, max_buckets: int = 6,
