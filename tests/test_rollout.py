@@ -287,3 +287,42 @@ def test_length_buckets_split_prompts_of_different_lengths_when_forwards_are_che
     assert len(parts) >= 3  # three distinct prompt lengths
     assert sorted(torch.cat([r for r, _, _ in parts]).tolist()) == list(range(len(prompts)))
     assert len(length_buckets(enc["input_ids"], enc["attention_mask"], zeros, overhead_tokens=10**6)) == 1
+
+
+def test_right_padded_rows_run_without_a_mask_and_match_each_row_alone(tiny, monkeypatch):
+    """SFT batches are right-padded: they run without an attention mask (SDPA's causal kernel), and every trained
+    position's log-prob and the gradients equal those of each row run alone, unpadded."""
+    import recipe.train.rollout as rollout
+    model, tok, prompts = tiny
+    seqs = [tok(p + " the answer is 42<|im_end|>", add_special_tokens=False)["input_ids"] for p in prompts[:4]]
+    S = max(map(len, seqs))
+    assert len(set(map(len, seqs))) > 1
+    ids = torch.full((4, S), tok.pad_token_id)
+    attn = torch.zeros(4, S, dtype=torch.long)
+    mask = torch.zeros(4, S)
+    for b, s in enumerate(seqs):
+        ids[b, :len(s)], attn[b, :len(s)], mask[b, len(s) - 6:len(s)] = torch.tensor(s), 1, 1.0
+    assert rollout.right_padded_only(attn) and not rollout.right_padded_only(attn.flip(1))
+    seen = []
+    inner = model.model.forward
+    monkeypatch.setattr(model.model, "forward", lambda *a, **k: (seen.append(k.get("attention_mask")), inner(*a, **k))[1])
+    monkeypatch.setattr(rollout, "_BUCKET_OVERHEAD_TOKENS", 10 ** 6)  # one bucket: the padded batch itself
+    model.train()
+    try:
+        out = rollout.sequence_logprobs(model, ids, attn, mask)
+        out.sum().backward()
+        g = {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
+        model.zero_grad()
+        assert seen == [None]
+        alone = []
+        for b, s in enumerate(seqs):
+            n = len(s)
+            alone.append(rollout.sequence_logprobs(model, ids[b:b + 1, :n], attn[b:b + 1, :n], mask[b:b + 1, :n]))
+            assert torch.allclose(out[b, :n], alone[-1][0], atol=1e-5)
+        sum(a.sum() for a in alone).backward()
+        g_alone = {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
+        model.zero_grad()
+    finally:
+        model.eval()
+    for n in g_alone:
+        assert torch.allclose(g[n], g_alone[n], atol=1e-5, rtol=1e-4), n
