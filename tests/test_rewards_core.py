@@ -1,6 +1,7 @@
 """Priority-1 verifiers: math, mcqa, instruction_following, structured_output, tool_call, and the API."""
 from __future__ import annotations
 
+import re
 import threading
 
 import pytest
@@ -45,6 +46,22 @@ def test_math(gold, response, mode, reason):
     r = verify(rec("math", mode, expected_answer=gold), response)
     assert r.reason == reason, r
     assert r.score == (1.0 if reason == "correct" else 0.0)
+
+
+@pytest.mark.parametrize("gold,pred", [("7", "8"), ("7", "007"), ("-0", "0"), ("+12", "12"), ("12", "-12"),
+                                       ("48", "48."), ("123456789", "123456788"), ("1000", "1,000"), ("3", "3.0"),
+                                       ("10", " 1 0 "), ("5", "05.")])
+def test_math_integer_shortcut_agrees_with_math_verify(gold, pred, monkeypatch):
+    """Two plain integers are compared by value without Math-Verify's parser, with Math-Verify's verdict."""
+    from recipe.rewards import math_verifier as mv
+
+    fast = mv.check_math(gold, pred)
+    monkeypatch.setattr(mv, "_INT", re.compile(r"(?!)"))  # never matches: the full Math-Verify path
+    slow = mv.check_math(gold, pred)
+    assert fast[0] == slow[0], (gold, pred, fast, slow)
+    g, p = mv._norm_literal(gold), mv._norm_literal(pred)
+    ints = all(re.fullmatch(r"[+-]?\d{1,9}", x) for x in (g, p))
+    assert fast[1] == ("literal" if g == p else "integer" if ints else slow[1])
 
 
 def test_math_works_in_a_thread():

@@ -2,8 +2,8 @@
 
 Order inside a stage: resolve inputs (previous checkpoint, data, teachers) -> hash them -> skip if the manifest is
 ``done`` with the same inputs -> manifest ``running`` -> train (resuming from the stage's step state when the
-inputs match) -> save the Hugging Face checkpoint -> validate every domain -> scores.json / teachers.json ->
-manifest ``done``, written last and atomically.
+inputs match) -> save the Hugging Face checkpoint -> validate every domain (or reuse the input's rows when the
+checkpoint is the input unchanged) -> scores.json / teachers.json -> manifest ``done``, written last and atomically.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import torch
 
 from recipe.config.schema import STAGE_PLAN, RecipeConfig
 from recipe.domains import tokenizer_corpus
-from recipe.eval.samples import samples_path, write_samples
+from recipe.eval.samples import read_samples, samples_path, write_samples
 from recipe.eval.validate import summarize, validate_samples
 from recipe.model import build_tiny, load_checkpoint, save_checkpoint
 from recipe.pipeline.data_phase import data_hash, load_splits
@@ -49,6 +49,20 @@ class PhaseRunDir(RunDir):
         return super().stage_dir(stage) / self.phase
 
 
+def validate_checkpoint(run: RunDir, cfg: RecipeConfig, model, tok, splits: dict, checkpoint: Path,
+                        input_checkpoint: Path | None, input_samples: Path | None) -> tuple[list[dict], str | None]:
+    """Report-split validation rows of a stage's checkpoint, and where they were reused from (else None).
+
+    A stage that made no update (every group filtered out, e.g. agentic SWE RL on the tiny profile) saves the very
+    checkpoint it started from; its validation would repeat the input's sample for sample (sampling is seeded by
+    run seed, split and domain only), so the input's rows are reused when the two checkpoints hash the same."""
+    if input_checkpoint is not None and input_samples is not None and input_samples.exists() \
+            and sha256_dir(checkpoint) == sha256_dir(input_checkpoint):
+        return read_samples(input_samples), str(input_samples)
+    rows = validate_samples(model, tok, splits, cfg.domains.names, cfg.evaluation, split="val", seed=cfg.run.seed)
+    return rows, None
+
+
 def agentless_checkpoint(run: RunDir) -> Path:
     """Where the agentless phase's checkpoint goes (the cluster renderer's name, ``recipe.cluster.render``)."""
     return run.stage_dir("swe_rl") / "agentless_checkpoint"
@@ -71,11 +85,13 @@ def _swe_agentless_phase(run: RunDir, cfg: RecipeConfig, inputs: dict, splits: d
                        progress=progress)
     summary = train_rl(ctx, cfg.swe_rl.agentless)
     save_checkpoint(model, tok, agentless_checkpoint(run))
-    rows = validate_samples(model, tok, splits, cfg.domains.names, cfg.evaluation, split="val", seed=cfg.run.seed)
+    prev = cfg.input_stage("swe_rl")
+    rows, reused = validate_checkpoint(run, cfg, model, tok, splits, agentless_checkpoint(run),
+                                       run.checkpoint_dir(prev), samples_path(run, prev, "final", "val"))
     write_samples(samples_path(phase_run, "swe_rl", "final", "val"), rows)
     ci = summarize(rows)
     scores = {d: e["score"] for d, e in ci.items()}
-    phase_run.write_validation("swe_rl", scores, ci=ci, split="val",
+    phase_run.write_validation("swe_rl", scores, ci=ci, split="val", reused_from=reused,
                                samples=str(samples_path(phase_run, "swe_rl", "final", "val")))
     record_scores(run, "swe_rl_agentless", scores)
     m = {"stage": "swe_rl", "phase": "agentless", "status": "done", "inputs": inputs,
@@ -172,11 +188,19 @@ def run_stage(run: RunDir, cfg: RecipeConfig, stage: str, *, progress: bool = Tr
                 summary = {**summary, "agentless": phase["metrics_summary"]}
         save_checkpoint(model, tok, run.checkpoint_dir(stage))
         t_train = time.time() - t0
-        rows = validate_samples(model, tok, splits, cfg.domains.names, cfg.evaluation, split="val", seed=cfg.run.seed)
+        if stage == "swe_rl":   # the agentic phase starts from the agentless phase's checkpoint
+            src = (agentless_checkpoint(run), samples_path(PhaseRunDir(run, "agentless"), "swe_rl", "final", "val"))
+        elif stage == "sft":
+            src = (None, None)
+        else:
+            prev = cfg.input_stage(stage)
+            src = (run.checkpoint_dir(prev), samples_path(run, prev, "final", "val"))
+        rows, reused = validate_checkpoint(run, cfg, model, tok, splits, run.checkpoint_dir(stage), *src)
         write_samples(samples_path(run, stage, "final", "val"), rows)
         ci = summarize(rows)
         scores = {d: e["score"] for d, e in ci.items()}
-        run.write_validation(stage, scores, ci=ci, split="val", samples=str(samples_path(run, stage, "final", "val")))
+        run.write_validation(stage, scores, ci=ci, split="val", reused_from=reused,
+                             samples=str(samples_path(run, stage, "final", "val")))
         if stage != "sft":
             validate_candidates(run, cfg, stage, model, tok, splits)  # MOPD teacher candidates, selection split
         if stage == "mopd":
@@ -193,7 +217,8 @@ def run_stage(run: RunDir, cfg: RecipeConfig, stage: str, *, progress: bool = Tr
         "stage": stage, "status": "done", "inputs": inputs, "started": started,
         "finished": dt.datetime.now(dt.timezone.utc).isoformat(),
         "outputs": {"checkpoint": str(run.checkpoint_dir(stage)), "checkpoint_sha256": sha256_dir(run.checkpoint_dir(stage)),
-                    "metrics": str(run.metrics_path(stage)), "validation": str(run.validation_path(stage))},
+                    "metrics": str(run.metrics_path(stage)), "validation": str(run.validation_path(stage)),
+                    "validation_reused_from": reused},
         "generation_cap_shortfalls": short,
         "metrics_summary": {**summary, "validation": scores,
                             "average": round(sum(scores.values()) / len(scores), 2)},

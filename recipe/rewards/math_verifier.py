@@ -2,8 +2,8 @@
 
 Rules, in order: strip reasoning (no ``</think>`` in thinking mode → ``unterminated_think``); take the
 last ``\\boxed{…}`` (fallback ``\\fbox``) with brace matching (``no_answer`` when none); literal compare of
-whitespace-normalised strings; then ``math_verify.verify(gold, pred)`` — gold first, the check is
-asymmetric — with the RL normalisation (``malformed_operators=False, nits=False``) and
+whitespace-normalised strings; two plain integers (up to 9 digits) compare by value (as Math-Verify would, without
+its ~2 ms parse); then ``math_verify.verify(gold, pred)`` — gold first, the check is asymmetric — with the RL normalisation (``malformed_operators=False, nits=False``) and
 ``boxed_match_priority=0``. Math-Verify's own ``signal.alarm`` timeouts are disabled
 (``parsing_timeout=None, timeout_seconds=None``) and ``recipe.rewards.timeouts`` bounds the whole check
 (``timeout`` reason), so it works in threads and worker processes.
@@ -49,6 +49,9 @@ def _norm_literal(s: str) -> str:
     return s.replace("dfrac", "frac").replace("tfrac", "frac")
 
 
+_INT = re.compile(r"[+-]?\d{1,9}")  # plain integers Math-Verify would compare by value (a 2 ms parse each)
+
+
 def _wrap(s: str) -> str:
     return s if any(d in s for d in _DELIMS) else f"${s}$"
 
@@ -58,6 +61,8 @@ def check_math(gold: str, pred: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> tu
     global _CFG
     if _norm_literal(gold) == _norm_literal(pred) and _norm_literal(pred):
         return True, "literal"
+    if _INT.fullmatch(_norm_literal(gold)) and _INT.fullmatch(_norm_literal(pred)):  # two integers: no parser needed
+        return int(_norm_literal(gold)) == int(_norm_literal(pred)), "integer"
     from math_verify import parse, verify
 
     if _CFG is None:
