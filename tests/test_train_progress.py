@@ -96,13 +96,14 @@ def test_mopd_lowers_sampled_token_reverse_kl_to_its_teacher(tmp_path):
                         run_name="teacher")
     train_sft(tctx, tctx.cfg.sft)
     teacher = tctx.model.eval()
-    ctx = tiny_context(tmp_path, "mopd", ["mopd.steps=10", "mopd.prompts_per_step=32", "mopd.max_response_tokens=8",
+    ctx = tiny_context(tmp_path, "mopd", ["mopd.steps=25", "mopd.prompts_per_step=32", "mopd.max_response_tokens=8",
                                           "mopd.lr=2e-3", "mopd.warmup_steps=0"])
     prompts = [render_prompt(ctx.tokenizer, ctx.splits[d]["val"][i], True)
                for d in ctx.cfg.mopd.domains for i in range(8) for _ in range(4)]  # 160 responses, 1280 tokens
     before = _sampled_reverse_kl(ctx.model, teacher, ctx.tokenizer, prompts)
     rl.train_rl(ctx, ctx.cfg.mopd, teachers={d: teacher for d in ctx.cfg.mopd.domains})
     after = _sampled_reverse_kl(ctx.model, teacher, ctx.tokenizer, prompts)
-    # measured: 0.075 -> 0.022 nats per token (-71%) with 32 prompts a step; with 8 it was 0.075 -> 0.065 (-13%,
-    # after the tiny SWE data changed the tokenizer), too little signal per step; with the advantage sign flipped it rises
-    assert before > 0.05 and after < 0.75 * before, (before, after)
+    # measured (1024-token vocabulary): 0.038 -> 0.021 nats per token (-46%) in 25 steps; 10 steps gave -15%, as
+    # each step moves only the sampled tokens of a larger vocabulary (with 512 tokens 10 steps gave 0.075 -> 0.022);
+    # with 8 prompts a step there was too little signal; with the advantage sign flipped it rises
+    assert before > 0.03 and after < 0.75 * before, (before, after)
