@@ -97,7 +97,7 @@ def suite_rows(name: str, cfg, *, run=None, limit: int | None = None) -> tuple[l
             raise SourceUnavailable(f"suite {name} reads a run's validation rows: give --run-id")
         from recipe.pipeline.data_phase import load_splits
         domain = name.removeprefix("tiny_")
-        splits = load_splits(run, cfg)
+        splits = load_splits(run, cfg, splits=("val",))
         if domain not in splits:
             raise SourceUnavailable(f"run {run.run_id} has no domain {domain!r} (domains: {', '.join(splits)})")
         rows = splits[domain]["val"]

@@ -46,7 +46,8 @@ def prepare_data(run: RunDir, cfg: RecipeConfig, force: bool = False) -> dict[st
     return files
 
 
-def load_splits(run: RunDir, cfg: RecipeConfig) -> dict[str, dict[str, list[dict]]]:
+def load_splits(run: RunDir, cfg: RecipeConfig, splits: tuple[str, ...] = SPLITS) -> dict[str, dict[str, list[dict]]]:
+    """{domain: {split: records}} from ``00_data/`` (``splits``: which ones to read; the train files are most of it)."""
     d = run.stage_dir(DATA_PHASE)
     if not run.is_done(DATA_PHASE):
         raise FileNotFoundError(f"{d}: data phase not done; run `recipe run --run-id {run.run_id}` "
@@ -54,7 +55,7 @@ def load_splits(run: RunDir, cfg: RecipeConfig) -> dict[str, dict[str, list[dict
     out = {}
     for n in cfg.domains.names:
         out[n] = {}
-        for s in SPLITS:
+        for s in splits:
             with open(d / f"{n}_{s}.jsonl") as f:
                 out[n][s] = [json.loads(line) for line in f if line.strip()]
     return out

@@ -173,7 +173,7 @@ def sample_completions(run_id: str, stage: str, per_domain: int = 1, max_chars: 
     prompts = {}
     try:
         from recipe.pipeline.data_phase import load_splits
-        splits = load_splits(run, cfg)
+        splits = load_splits(run, cfg, splits=("val",))
         prompts = {(d, r["id"]): next((m.get("content", "") for m in reversed(r.get("messages", []))
                                        if m.get("role") == "user"), "")
                    for d, s in splits.items() for r in s.get("val", [])}
