@@ -34,7 +34,9 @@ def main() -> None:
     model, tok = load_checkpoint(a.checkpoint)
     rng = random.Random(0)
     print(f"{'batch':<42} {'HF decode':>10} {'lean':>10} {'ratio':>7}   (median of {a.repeats}, {a.threads} threads)")
-    for dom, n, group, cap in [("instruction_following", 32, 8, 40), ("tool_call", 24, 8, 56), ("math", 150, 2, 40)]:
+    shapes = [("instruction_following", 32, 8, cfg.if_rl.max_response_tokens),    # the profile's own caps
+              ("tool_call", 24, 8, cfg.multi_domain_rl.max_response_tokens), ("math", 150, 2, cfg.evaluation.cap_for("math"))]
+    for dom, n, group, cap in shapes:
         records = pool(splits[dom]["train"], "rl")
         times: dict[bool, list[float]] = {True: [], False: []}
         for rep in range(a.repeats):

@@ -11,14 +11,13 @@ from recipe.domains import build_tiny_splits, tokenizer_corpus
 from recipe.eval.samples import write_samples
 from recipe.model import build_tiny, save_checkpoint
 from recipe.pipeline import stage_runner
-from recipe.runs.layout import RunDir
+from recipe.pipeline.hashing import sha256_dir
 
 
 def test_validation_reuses_the_input_rows_only_for_an_unchanged_checkpoint(tmp_path, monkeypatch):
     cfg = load_config("tiny", ["domains.tiny.train_items=50", "domains.tiny.val_items=5"])
     sp = build_tiny_splits(cfg.domains.tiny, cfg.domains.names, 0)
     model, tok = build_tiny(cfg.model, tokenizer_corpus(sp, list(sp), 50), 0)
-    run = RunDir(tmp_path / "run")
     inp, out = tmp_path / "input_ckpt", tmp_path / "stage_ckpt"
     save_checkpoint(model, tok, inp)
     shutil.copytree(inp, out)
@@ -29,17 +28,18 @@ def test_validation_reuses_the_input_rows_only_for_an_unchanged_checkpoint(tmp_p
     calls = []
     monkeypatch.setattr(stage_runner, "validate_samples", lambda *a, **k: calls.append(1) or fresh)
 
-    rows, reused = stage_runner.validate_checkpoint(run, cfg, model, tok, sp, out, inp, samples)
+    validate = stage_runner.validate_checkpoint
+    rows, reused = validate(cfg, model, tok, sp, sha256_dir(out), sha256_dir(inp), samples)
     assert (rows, reused, calls) == (input_rows, str(samples), [])
 
     with torch.no_grad():  # one weight moved by one step: validated afresh
         next(model.parameters()).view(-1)[0] += 1e-3
     save_checkpoint(model, tok, out)
-    rows, reused = stage_runner.validate_checkpoint(run, cfg, model, tok, sp, out, inp, samples)
+    rows, reused = validate(cfg, model, tok, sp, sha256_dir(out), sha256_dir(inp), samples)
     assert (rows, reused, calls) == (fresh, None, [1])
 
     samples.unlink()  # no input rows to reuse (or no input at all, as for SFT): validated
     shutil.rmtree(out)
     shutil.copytree(inp, out)
-    assert stage_runner.validate_checkpoint(run, cfg, model, tok, sp, out, inp, samples) == (fresh, None)
-    assert stage_runner.validate_checkpoint(run, cfg, model, tok, sp, out, None, None) == (fresh, None)
+    assert validate(cfg, model, tok, sp, sha256_dir(out), sha256_dir(inp), samples) == (fresh, None)
+    assert validate(cfg, model, tok, sp, sha256_dir(out), None, None) == (fresh, None)

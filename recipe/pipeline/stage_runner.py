@@ -49,15 +49,14 @@ class PhaseRunDir(RunDir):
         return super().stage_dir(stage) / self.phase
 
 
-def validate_checkpoint(run: RunDir, cfg: RecipeConfig, model, tok, splits: dict, checkpoint: Path,
-                        input_checkpoint: Path | None, input_samples: Path | None) -> tuple[list[dict], str | None]:
+def validate_checkpoint(cfg: RecipeConfig, model, tok, splits: dict, checkpoint_sha256: str,
+                        input_sha256: str | None, input_samples: Path | None) -> tuple[list[dict], str | None]:
     """Report-split validation rows of a stage's checkpoint, and where they were reused from (else None).
 
     A stage that made no update (every group filtered out, e.g. agentic SWE RL on the tiny profile) saves the very
     checkpoint it started from; its validation would repeat the input's sample for sample (sampling is seeded by
     run seed, split and domain only), so the input's rows are reused when the two checkpoints hash the same."""
-    if input_checkpoint is not None and input_samples is not None and input_samples.exists() \
-            and sha256_dir(checkpoint) == sha256_dir(input_checkpoint):
+    if input_sha256 == checkpoint_sha256 and input_samples is not None and input_samples.exists():
         return read_samples(input_samples), str(input_samples)
     rows = validate_samples(model, tok, splits, cfg.domains.names, cfg.evaluation, split="val", seed=cfg.run.seed)
     return rows, None
@@ -85,9 +84,9 @@ def _swe_agentless_phase(run: RunDir, cfg: RecipeConfig, inputs: dict, splits: d
                        progress=progress)
     summary = train_rl(ctx, cfg.swe_rl.agentless)
     save_checkpoint(model, tok, agentless_checkpoint(run))
-    prev = cfg.input_stage("swe_rl")
-    rows, reused = validate_checkpoint(run, cfg, model, tok, splits, agentless_checkpoint(run),
-                                       run.checkpoint_dir(prev), samples_path(run, prev, "final", "val"))
+    sha = sha256_dir(agentless_checkpoint(run))
+    rows, reused = validate_checkpoint(cfg, model, tok, splits, sha, inputs["init_checkpoint"]["sha256"],
+                                       samples_path(run, cfg.input_stage("swe_rl"), "final", "val"))
     write_samples(samples_path(phase_run, "swe_rl", "final", "val"), rows)
     ci = summarize(rows)
     scores = {d: e["score"] for d, e in ci.items()}
@@ -95,7 +94,7 @@ def _swe_agentless_phase(run: RunDir, cfg: RecipeConfig, inputs: dict, splits: d
                                samples=str(samples_path(phase_run, "swe_rl", "final", "val")))
     record_scores(run, "swe_rl_agentless", scores)
     m = {"stage": "swe_rl", "phase": "agentless", "status": "done", "inputs": inputs,
-         "outputs": {"checkpoint": str(agentless_checkpoint(run)), "checkpoint_sha256": sha256_dir(agentless_checkpoint(run))},
+         "outputs": {"checkpoint": str(agentless_checkpoint(run)), "checkpoint_sha256": sha},
          "metrics_summary": {**summary, "validation": scores}, "timings": {"total_s": round(time.time() - t0, 2)}}
     phase_run.write_manifest("swe_rl", m)
     return m
@@ -188,14 +187,15 @@ def run_stage(run: RunDir, cfg: RecipeConfig, stage: str, *, progress: bool = Tr
                 summary = {**summary, "agentless": phase["metrics_summary"]}
         save_checkpoint(model, tok, run.checkpoint_dir(stage))
         t_train = time.time() - t0
+        sha = sha256_dir(run.checkpoint_dir(stage))
         if stage == "swe_rl":   # the agentic phase starts from the agentless phase's checkpoint
-            src = (agentless_checkpoint(run), samples_path(PhaseRunDir(run, "agentless"), "swe_rl", "final", "val"))
+            src = (phase["outputs"]["checkpoint_sha256"],
+                   samples_path(PhaseRunDir(run, "agentless"), "swe_rl", "final", "val"))
         elif stage == "sft":
             src = (None, None)
         else:
-            prev = cfg.input_stage(stage)
-            src = (run.checkpoint_dir(prev), samples_path(run, prev, "final", "val"))
-        rows, reused = validate_checkpoint(run, cfg, model, tok, splits, run.checkpoint_dir(stage), *src)
+            src = (inputs["init_checkpoint"]["sha256"], samples_path(run, cfg.input_stage(stage), "final", "val"))
+        rows, reused = validate_checkpoint(cfg, model, tok, splits, sha, *src)
         write_samples(samples_path(run, stage, "final", "val"), rows)
         ci = summarize(rows)
         scores = {d: e["score"] for d, e in ci.items()}
@@ -216,7 +216,7 @@ def run_stage(run: RunDir, cfg: RecipeConfig, stage: str, *, progress: bool = Tr
     manifest = {
         "stage": stage, "status": "done", "inputs": inputs, "started": started,
         "finished": dt.datetime.now(dt.timezone.utc).isoformat(),
-        "outputs": {"checkpoint": str(run.checkpoint_dir(stage)), "checkpoint_sha256": sha256_dir(run.checkpoint_dir(stage)),
+        "outputs": {"checkpoint": str(run.checkpoint_dir(stage)), "checkpoint_sha256": sha,
                     "metrics": str(run.metrics_path(stage)), "validation": str(run.validation_path(stage)),
                     "validation_reused_from": reused},
         "generation_cap_shortfalls": short,

@@ -3,10 +3,10 @@
 Rules, in order: strip reasoning (no ``</think>`` in thinking mode → ``unterminated_think``); take the
 last ``\\boxed{…}`` (fallback ``\\fbox``) with brace matching (``no_answer`` when none); literal compare of
 whitespace-normalised strings; two plain integers (up to 9 digits) compare by value (as Math-Verify would, without
-its ~2 ms parse); then ``math_verify.verify(gold, pred)`` — gold first, the check is asymmetric — with the RL normalisation (``malformed_operators=False, nits=False``) and
-``boxed_match_priority=0``. Math-Verify's own ``signal.alarm`` timeouts are disabled
-(``parsing_timeout=None, timeout_seconds=None``) and ``recipe.rewards.timeouts`` bounds the whole check
-(``timeout`` reason), so it works in threads and worker processes.
+its ~2 ms parse); then ``math_verify.verify(gold, pred)`` — gold first, the check is asymmetric — with the RL
+normalisation (``malformed_operators=False, nits=False``) and ``boxed_match_priority=0``. Math-Verify's own
+``signal.alarm`` timeouts are disabled (``parsing_timeout=None, timeout_seconds=None``) and
+``recipe.rewards.timeouts`` bounds the whole check (``timeout`` reason), so it works in threads and worker processes.
 
 Not covered: NeMo-Skills ``take_modulo``, the LLM-judge fallback of ``math_with_judge`` (rule-based only).
 """
@@ -59,10 +59,11 @@ def _wrap(s: str) -> str:
 def check_math(gold: str, pred: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> tuple[bool, str]:
     """(equivalent?, how) for a gold answer and an extracted prediction. ``how`` ∈ literal | math_verify | …"""
     global _CFG
-    if _norm_literal(gold) == _norm_literal(pred) and _norm_literal(pred):
+    g, p = _norm_literal(gold), _norm_literal(pred)
+    if g == p and p:
         return True, "literal"
-    if _INT.fullmatch(_norm_literal(gold)) and _INT.fullmatch(_norm_literal(pred)):  # two integers: no parser needed
-        return int(_norm_literal(gold)) == int(_norm_literal(pred)), "integer"
+    if _INT.fullmatch(g) and _INT.fullmatch(p):  # two integers: no parser needed
+        return int(g) == int(p), "integer"
     from math_verify import parse, verify
 
     if _CFG is None:
