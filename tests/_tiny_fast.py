@@ -2,6 +2,7 @@
 few items per domain, a few steps per stage, small rollout batches, short generations."""
 FAST = [
     "run.torch_threads=1",  # make test runs two workers on two cores
+    "evaluation.lanes=1",   # the same (validation in process); tests/test_validation_lanes.py covers the lanes
     "domains.tiny.train_items=200", "domains.tiny.val_items=16", "model.tokenizer.corpus_examples=400",
     "sft.steps=30", "sft.global_batch=16", "sft.warmup_steps=5", "sft.save_every=10",
     "if_rl.steps=4", "if_rl.prompts_per_step=4", "if_rl.generations_per_prompt=4", "if_rl.save_every=2",

@@ -49,6 +49,9 @@ AGENTIC_DOMAINS = {"swe_agentic"}  # multi-turn tool loop, not one response per 
 def validate_samples(model, tokenizer, splits: dict, domains: list[str], ecfg: EvaluationSection, *,
                      split: str = "val", thinking: bool = True, seed: int = 0) -> list[dict]:
     model.eval()
+    if ecfg.lanes > 1 and len(domains) > 1:
+        from recipe.eval.lanes import validate_in_lanes
+        return validate_in_lanes(model, tokenizer, splits, domains, ecfg, split=split, thinking=thinking, seed=seed)
     greedy = ecfg.decoding == "greedy"
     k = 1 if greedy else ecfg.samples_per_prompt
     rows: list[dict] = []

@@ -59,7 +59,7 @@ def _sweep(uid: int | None, rounds: int = 50) -> int:
     if uid is None:
         return 0
     left: list[int] = []
-    for _ in range(rounds):
+    for i in range(rounds):
         left = _uid_processes(uid)
         if not left:
             return 0
@@ -68,7 +68,7 @@ def _sweep(uid: int | None, rounds: int = 50) -> int:
                 os.kill(pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
-        time.sleep(0.01)
+        time.sleep(min(0.01, 0.001 * 2 ** i))  # a process killed with its pid namespace is usually gone in ~1 ms
     return len(_uid_processes(uid))
 
 
@@ -252,8 +252,11 @@ def _supervise(proc: subprocess.Popen, t0: float, lim: Limits, stdin, session: S
     threads = [
         threading.Thread(target=_reader, args=(proc.stdout, lim.stdout_limit_bytes, outs, "stdout", overflow), daemon=True),
         threading.Thread(target=_reader, args=(proc.stderr, lim.stderr_limit_bytes, outs, "stderr", overflow), daemon=True),
-        threading.Thread(target=_writer, args=(proc.stdin, data), daemon=True),
     ]
+    if data:
+        threads.append(threading.Thread(target=_writer, args=(proc.stdin, data), daemon=True))
+    else:
+        _writer(proc.stdin, data)  # nothing to write: close stdin now (no thread)
 
     def wait():
         _, status = os.waitpid(proc.pid, 0)

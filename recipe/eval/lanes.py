@@ -1,0 +1,192 @@
+"""Validation lanes: the domains of one validation, spread over worker processes of one torch thread each.
+
+Why: validation decodes a few dozen short answers per domain, so its time is per-step overhead (many small
+kernels), not arithmetic. A second torch thread buys little there (1.3x on a GRPO step, docs/SPEED.md); two
+processes of one thread each run two domains at once. The sandboxed domains (code, swe, swe_agentic) mostly wait
+on their sandbox runs, and the other lane decodes meanwhile.
+
+Exactness: ``validate_samples`` seeds torch's generator per (seed, split, domain) before each domain, so a domain's
+rows do not depend on which process scores it or on the domains before it. A lane returns the generator state
+after its domain; the caller is left with the state after the last domain, as in process. With one torch thread
+in process the rows are bit-identical (``tests/test_validation_lanes.py``); with two, float rounding differs as
+between any two two-thread runs.
+
+The workers (``evaluation.lanes`` of them, ``python -m recipe.eval.lanes``) start on first use and stay for the life
+of the process: one ``recipe run`` kernel pays their start-up (importing torch and transformers) once. A worker
+builds the model from its config once per architecture and loads the weights sent with every domain (~1 MB for the
+tiny model). A worker that fails reports its traceback; one that dies is named with its exit code; either way the
+lanes restart at the next validation.
+"""
+from __future__ import annotations
+
+import atexit
+import os
+import signal
+import subprocess
+import sys
+import traceback
+from multiprocessing.connection import Connection, wait
+
+import torch
+
+_MODELS: dict[str, torch.nn.Module] = {}   # worker side: one skeleton per architecture (its config as JSON)
+
+
+class _Lane:
+    """One worker process (``python -m recipe.eval.lanes``) and the two pipes to it (pickled messages between
+    this process and its own child; nothing from outside is unpickled). A module of its own, not
+    ``multiprocessing``'s spawn: that re-runs the caller's ``__main__`` script in every worker."""
+
+    def __init__(self):
+        to_r, to_w = os.pipe()
+        from_r, from_w = os.pipe()
+        env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+        self.proc = subprocess.Popen([sys.executable, "-m", "recipe.eval.lanes", str(to_r), str(from_w)],
+                                     pass_fds=(to_r, from_w), env=env, stdin=subprocess.DEVNULL,
+                                     start_new_session=True)  # a Ctrl-C or kernel interrupt reaches this process only
+        os.close(to_r)
+        os.close(from_w)
+        self.tx, self.rx = Connection(to_w, readable=False), Connection(from_r, writable=False)
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def close(self, kill: bool = False) -> None:
+        for c in (self.tx, self.rx):
+            c.close()
+        if kill:  # it may be in the middle of a domain: do not wait for it
+            self.proc.kill()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+_LANES: list[_Lane] = []
+
+
+def _lanes(n: int) -> list[_Lane]:
+    global _LANES
+    if len(_LANES) != n or not all(lane.alive() for lane in _LANES):
+        shutdown_lanes()
+        _LANES = [_Lane() for _ in range(n)]
+    return _LANES
+
+
+def shutdown_lanes(kill: bool = False) -> None:
+    """Stop the lane workers (they also stop when this process exits: their pipe closes)."""
+    global _LANES
+    for lane in _LANES:
+        lane.close(kill)
+    _LANES = []
+
+
+atexit.register(shutdown_lanes)
+
+
+def _weights_blob(model) -> tuple[object, bytes]:
+    from safetensors.torch import save
+    state = {k: v.detach().contiguous() for k, v in model.state_dict().items()}
+    return model.config, save(state)
+
+
+def _model_from(config, blob: bytes):
+    """Worker side: the model of ``config`` with the weights in ``blob`` (skeleton cached per config)."""
+    from safetensors.torch import load
+    from transformers import AutoModelForCausalLM
+
+    from recipe.model.build import _quiet_hf
+    from recipe.model.fast_mamba import use_fast_mamba
+
+    key = config.to_json_string(use_diff=False)
+    model = _MODELS.get(key)
+    if model is None:
+        _quiet_hf()
+        model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+        use_fast_mamba(model)
+        _MODELS[key] = model
+    model.load_state_dict(load(blob), strict=True)
+    return model.eval()
+
+
+def _lane_task(config, blob: bytes, tokenizer, splits_d: dict, domain: str, ecfg, split: str,
+               thinking: bool, seed: int) -> tuple[list[dict], bytes]:
+    from recipe.eval.validate import validate_samples
+
+    model = _model_from(config, blob)
+    rows = validate_samples(model, tokenizer, {domain: splits_d}, [domain], ecfg.model_copy(update={"lanes": 1}),
+                            split=split, thinking=thinking, seed=seed)
+    return rows, torch.get_rng_state().numpy().tobytes()
+
+
+def _cost(splits: dict, domain: str, split: str, ecfg) -> float:
+    """A rough, order-only estimate of a domain's validation time: prompts x (prompt words + cap)."""
+    recs = splits[domain][split]
+    words = sum(len(str(r.get("prompt") or r.get("messages") or "")) for r in recs) / 5.0
+    sandboxed = 40.0 if domain in ("code", "swe", "swe_agentic") else 0.0   # a sandbox run per answer
+    return words + len(recs) * (ecfg.cap_for(domain) + sandboxed)
+
+
+def validate_in_lanes(model, tokenizer, splits: dict, domains: list[str], ecfg, *, split: str, thinking: bool,
+                      seed: int) -> list[dict]:
+    """``validate_samples``'s rows (same order), each domain scored in a lane; the costliest domains go first and
+    a lane takes the next domain as soon as it is free."""
+    for d in domains:
+        if split not in splits[d]:
+            raise KeyError(f"domain {d}: no {split!r} split (splits: {sorted(splits[d])})")
+    config, blob = _weights_blob(model)
+    todo = sorted(domains, key=lambda d: -_cost(splits, d, split, ecfg))
+    lanes = _lanes(min(ecfg.lanes, len(domains)))
+    busy: dict[int, str] = {}
+    results: dict[str, tuple[list[dict], bytes]] = {}
+    try:
+        while todo or busy:
+            for i, lane in enumerate(lanes):
+                if i not in busy and todo:
+                    d = todo.pop(0)
+                    lane.tx.send((config, blob, tokenizer, {split: splits[d][split]}, d, ecfg, split, thinking, seed))
+                    busy[i] = d
+            ready = wait([lanes[i].rx for i in busy])
+            for i in [i for i in busy if lanes[i].rx in ready]:
+                try:
+                    status, payload = lanes[i].rx.recv()
+                except EOFError:
+                    raise RuntimeError(f"validation lane worker {lanes[i].proc.pid} exited (code "
+                                       f"{lanes[i].proc.wait()}) while scoring {busy[i]}") from None
+                if status != "ok":
+                    raise RuntimeError(f"validation of {busy[i]} failed in a lane worker:\n{payload}")
+                results[busy.pop(i)] = payload
+    except BaseException:
+        shutdown_lanes(kill=True)  # a half-done exchange leaves replies in the pipes: start clean next time
+        raise
+    rows: list[dict] = []
+    for d in domains:
+        rows += results[d][0]
+    state = torch.frombuffer(bytearray(results[domains[-1]][1]), dtype=torch.uint8)
+    torch.set_rng_state(state)
+    return rows
+
+
+def _serve(rx_fd: int, tx_fd: int) -> None:
+    """Worker loop: one domain per message until the parent closes the pipe."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent is interrupted; this worker ends with its pipe
+    torch.set_num_threads(1)
+    rx, tx = Connection(rx_fd, writable=False), Connection(tx_fd, readable=False)
+    while True:
+        try:
+            task = rx.recv()
+        except EOFError:
+            return
+        try:
+            reply = ("ok", _lane_task(*task))
+        except Exception:
+            reply = ("error", traceback.format_exc())
+        try:
+            tx.send(reply)
+        except (BrokenPipeError, OSError):  # the parent went away
+            return
+
+
+if __name__ == "__main__":
+    _serve(int(sys.argv[1]), int(sys.argv[2]))

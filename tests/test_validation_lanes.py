@@ -1,0 +1,82 @@
+"""Validation lanes (recipe.eval.lanes): the same rows and the same random numbers as validating in process."""
+import pytest
+import torch
+
+from hub_server.tiny import tiny_val_splits
+
+
+@pytest.fixture(scope="module")
+def setup():
+    from recipe.config import load_config
+    from recipe.model.build import build_tiny
+
+    cfg = load_config("tiny")
+    splits = tiny_val_splits(cfg, n=4)
+    corpus = [m["content"] for d in cfg.domains.names for r in splits[d]["val"] for m in r["messages"]]
+    model, tok = build_tiny(cfg.model, corpus, seed=3)
+    tok.padding_side = "left"
+    ecfg = cfg.evaluation.model_copy(update={"max_new_tokens": 8, "max_new_tokens_per_domain": {}})
+    yield cfg, splits, model, tok, ecfg
+    from recipe.eval.lanes import shutdown_lanes
+    shutdown_lanes()
+
+
+def _validate(setup, lanes: int, domains=None, seed: int = 5):
+    from recipe.eval.validate import validate_samples
+
+    cfg, splits, model, tok, ecfg = setup
+    torch.manual_seed(1234)  # a state that a missing restore would leave behind
+    rows = validate_samples(model, tok, splits, domains or cfg.domains.names, ecfg.model_copy(update={"lanes": lanes}),
+                            split="val", seed=seed)
+    return rows, torch.get_rng_state()
+
+
+def test_lanes_give_the_rows_and_generator_state_of_one_process(setup):
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # one thread in process, as in a lane: bit-identical arithmetic
+    try:
+        serial, serial_state = _validate(setup, lanes=1)
+        laned, laned_state = _validate(setup, lanes=2)
+    finally:
+        torch.set_num_threads(threads)
+    cfg = setup[0]
+    assert [r["domain"] for r in laned] == [r["domain"] for r in serial]
+    assert {r["domain"] for r in serial} == set(cfg.domains.names)
+    assert laned == serial  # responses, rewards, item ids, sample indices
+    assert torch.equal(laned_state, serial_state)  # left as after the last domain, not as before the call
+    # the rows really are sampled: another seed gives other responses
+    other, _ = _validate(setup, lanes=2, seed=6)
+    assert [r["response"] for r in other] != [r["response"] for r in laned]
+
+
+def test_a_failing_domain_names_itself_and_the_lanes_recover(setup):
+    cfg, splits, model, tok, ecfg = setup
+    broken = dict(splits)
+    broken["math"] = {"val": [dict(r, verifier={"name": "no_such_verifier"}) for r in splits["math"]["val"]]}
+    from recipe.eval.validate import validate_samples
+
+    with pytest.raises(RuntimeError, match="validation of math failed in a lane worker") as e:
+        validate_samples(model, tok, broken, ["mcqa", "math"], ecfg.model_copy(update={"lanes": 2}), split="val")
+    assert "no_such_verifier" in str(e.value)  # the worker's traceback comes along
+    rows, _ = _validate(setup, lanes=2, domains=["mcqa", "chat"])
+    assert {r["domain"] for r in rows} == {"mcqa", "chat"}
+
+
+def test_a_missing_split_is_refused_before_any_lane_starts(setup):
+    cfg, splits, model, tok, ecfg = setup
+    from recipe.eval.validate import validate_samples
+
+    with pytest.raises(KeyError, match="no 'report' split"):
+        validate_samples(model, tok, splits, ["math", "mcqa"], ecfg.model_copy(update={"lanes": 2}), split="report")
+
+
+def test_a_dead_worker_is_replaced_at_the_next_validation(setup):
+    from recipe.eval import lanes
+
+    _validate(setup, lanes=2, domains=["mcqa", "chat"])
+    first = lanes._LANES[0].proc
+    first.kill()
+    first.wait()
+    rows, _ = _validate(setup, lanes=2, domains=["mcqa", "chat"])
+    assert {r["domain"] for r in rows} == {"mcqa", "chat"}
+    assert lanes._LANES[0].proc is not first and all(lane.alive() for lane in lanes._LANES)
