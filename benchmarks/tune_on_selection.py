@@ -11,6 +11,8 @@ the pooled result. Nothing is written into the runs (each trial trains in a temp
   above it (target (e) of recipe.pipeline.evidence).
 - ``--stage rlhf``: main-line RLHF from the MOPD checkpoint (KL to it); the paired change of every MOPD domain,
   pooled over seeds (target (c) for chat, and what it costs the others).
+- ``--stage rlhf_branch``: the RLHF teacher, RLHF from the SFT checkpoint (KL to it); the same paired changes (a
+  chat teacher that does not beat its student's input on chat pulls MOPD's chat down, target (d)).
 
 One setting is chosen for all seeds; the tiny profile's comments cite the run of this script behind each value.
 """
@@ -27,7 +29,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs-dir", required=True)
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    ap.add_argument("--stage", choices=["mopd", "rlhf"], required=True)
+    ap.add_argument("--stage", choices=["mopd", "rlhf", "rlhf_branch"], required=True)
     ap.add_argument("settings", nargs="+", help='";"-separated key=value overrides per candidate ("" = the profile)')
     a = ap.parse_args()
     os.environ["RECIPE_RUNS_DIR"] = str(Path(a.runs_dir).resolve())

@@ -45,3 +45,18 @@ def test_notebooks_share_one_kernel_with_a_clean_namespace(tmp_path):
         out_c, _ = _run(kernel, second, tmp_path / "c_out.ipynb")
         assert kernel.starts == 2 and out_c[0]["text"] != out_a[0]["text"]
     assert kernel.km is None
+
+
+def test_startup_code_runs_once_per_kernel_and_its_errors_are_raised(tmp_path):
+    import pytest
+
+    # the startup code leaves a mark in a module (modules survive the namespace reset between notebooks)
+    code = "import json; json._recipe_started = getattr(json, '_recipe_started', 0) + 1"
+    nb = _notebook(tmp_path / "a.ipynb", "import json\nprint(json._recipe_started)")
+    with SharedKernel(cwd=str(tmp_path), startup_code=code) as kernel:
+        out_1, _ = _run(kernel, nb, tmp_path / "a1.ipynb")
+        out_2, _ = _run(kernel, nb, tmp_path / "a2.ipynb")
+        assert out_1[0]["text"].strip() == out_2[0]["text"].strip() == "1"
+    with SharedKernel(cwd=str(tmp_path), startup_code="raise ValueError('no lanes here')") as kernel:
+        with pytest.raises(RuntimeError, match="no lanes here"):
+            kernel.manager()

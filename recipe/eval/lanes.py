@@ -74,6 +74,13 @@ def _lanes(n: int) -> list[_Lane]:
     return _LANES
 
 
+def prestart_lanes(n: int) -> None:
+    """Start ``n`` lane workers now, without waiting: they import torch, transformers and the verifiers while this
+    process does other (single-threaded) work, e.g. a run's data phase. Nothing happens for ``n`` <= 1."""
+    if n > 1:
+        _lanes(n)
+
+
 def shutdown_lanes(kill: bool = False) -> None:
     """Stop the lane workers (they also stop when this process exits: their pipe closes)."""
     global _LANES
@@ -189,4 +196,7 @@ def _serve(rx_fd: int, tx_fd: int) -> None:
 
 
 if __name__ == "__main__":
+    import recipe.eval.validate  # noqa: F401  (import what every task needs before the first one arrives)
+    import recipe.train.agentic  # noqa: F401
+    from transformers import AutoModelForCausalLM  # noqa: F401
     _serve(int(sys.argv[1]), int(sys.argv[2]))

@@ -34,8 +34,8 @@ class SharedKernel:
     those of one kernel per notebook (tests/test_pipeline_e2e.py runs whole cascades back to back in one
     process and compares them)."""
 
-    def __init__(self, cwd: str, kernel_name: str = "python3"):
-        self.cwd, self.kernel_name, self.km = cwd, kernel_name, None
+    def __init__(self, cwd: str, kernel_name: str = "python3", startup_code: str = ""):
+        self.cwd, self.kernel_name, self.km, self.startup_code = cwd, kernel_name, None, startup_code
         self.starts = 0                      # kernels started so far (1 for a healthy run)
 
     def manager(self) -> "IPCKernelManager":
@@ -46,17 +46,23 @@ class SharedKernel:
         self.km = IPCKernelManager(kernel_name=self.kernel_name)
         run_sync(self.km.start_kernel)(cwd=self.cwd)
         self.starts += 1
+        if self.startup_code:
+            self._execute(self.startup_code)
         return self.km
 
     def _reset_namespace(self) -> None:
+        self._execute("get_ipython().reset(new_session=True)")
+
+    def _execute(self, code: str) -> None:
+        """Run ``code`` silently in the kernel (no history, no output); an error in it is raised here."""
         kc = self.km.blocking_client()
         kc.start_channels()
         try:
             kc.wait_for_ready(timeout=60)
-            reply = kc.execute_interactive("get_ipython().reset(new_session=True)", silent=True,
-                                           store_history=False, timeout=60, output_hook=lambda msg: None)
+            reply = kc.execute_interactive(code, silent=True, store_history=False, timeout=60,
+                                           output_hook=lambda msg: None)
             if reply["content"]["status"] != "ok":
-                raise RuntimeError(f"could not reset the shared kernel's namespace: {reply['content']}")
+                raise RuntimeError(f"the shared kernel could not run {code!r}: {reply['content']}")
         finally:
             kc.stop_channels()
 

@@ -77,7 +77,14 @@ def run_pipeline(profile: str = "tiny", run_id: str | None = None, overrides: li
     not_run = [s for s in STAGE_PLAN if s not in stages]
     console.print(f"[bold]run[/] {run.run_id} ({cfg.profile}) -> {run.path}")
     console.print(f"stages: {' -> '.join(stages)}" + (f"   (not run: {', '.join(not_run)})" if not_run else ""))
-    kernel = SharedKernel(cwd=str(Path.cwd())) if via_notebooks and not kernel_per_notebook else None
+    # validation lanes (recipe.eval.lanes) start with the run: their imports overlap the data phase's one thread
+    prestart = f"from recipe.eval.lanes import prestart_lanes; prestart_lanes({cfg.evaluation.lanes})"
+    kernel = None
+    if via_notebooks and not kernel_per_notebook:
+        kernel = SharedKernel(cwd=str(Path.cwd()), startup_code=prestart if cfg.evaluation.lanes > 1 else "")
+    elif not via_notebooks:
+        from recipe.eval.lanes import prestart_lanes
+        prestart_lanes(cfg.evaluation.lanes)
     with kernel or contextlib.nullcontext():
         timings = _run_phases(run, cfg, [DATA_PHASE, *stages, REPORT_PHASE], via_notebooks, kernel)
     if cfg.benchmarks.eval_phase.enabled:  # issue 13: evaluate the final checkpoint (recipe/eval/run_phase.py)
