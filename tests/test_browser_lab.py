@@ -114,15 +114,20 @@ DIALOGS: list[str] = []
 
 
 def _accept_dialogs(page, name: str) -> None:
-    """A modal (e.g. kernel selection when a notebook is reopened) blocks the UI: record its text, accept it."""
-    for _ in range(3):
+    """A modal (e.g. kernel selection when a notebook is reopened) blocks the UI: record its text, accept it, and wait
+    until it has gone (on a loaded machine the dialog can take seconds to close, or come back once)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+    for _ in range(6):
         dialog = page.locator(".jp-Dialog")
         if not dialog.count():
             return
         DIALOGS.append(f"{name}: {dialog.first.inner_text()[:300]}")
         page.screenshot(path=str(ARTIFACTS / f"{Path(name).stem}.dialog.png"))
         dialog.first.locator(".jp-Dialog-button.jp-mod-accept").first.click()
-        page.wait_for_timeout(500)
+        try:
+            page.locator(".jp-Dialog").first.wait_for(state="detached", timeout=5_000)
+        except PlaywrightTimeout:
+            continue
 
 
 def _run_all(page, lab, name: str, params: str, timeout_s: float) -> float:
@@ -146,12 +151,13 @@ def _run_all(page, lab, name: str, params: str, timeout_s: float) -> float:
     def run_all() -> None:
         for attempt in range(12):  # Run All is dropped while the kernel's websocket is still connecting: again
             _accept_dialogs(page, name)
-            page.get_by_role("menuitem", name="Run", exact=True).click()
-            page.locator(".lm-Menu-content .lm-Menu-item[data-command='runmenu:run-all']").click()
-            try:
+            try:  # a dialog that opens meanwhile intercepts the click: accept it on the next attempt
+                page.get_by_role("menuitem", name="Run", exact=True).click(timeout=10_000)
+                page.locator(".lm-Menu-content .lm-Menu-item[data-command='runmenu:run-all']").click(timeout=10_000)
                 page.wait_for_function(started, timeout=10_000)
                 return
             except PlaywrightTimeout:
+                page.keyboard.press("Escape")  # close a menu left open
                 continue
         page.screenshot(path=str(ARTIFACTS / f"{name}.not-started.png"), full_page=True)
         pytest.fail(f"{name}: Run All never started a cell")
