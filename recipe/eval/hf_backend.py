@@ -49,8 +49,9 @@ class HFBackend:
                 "batch_size": self.batch_size, "torch": torch.__version__}
 
     def render(self, messages: list[dict], thinking: bool, tools: list | None = None) -> str:
-        return self.tokenizer.apply_chat_template(messages, tools=tools, add_generation_prompt=True, tokenize=False,
-                                                  enable_thinking=thinking)
+        from recipe.model.chat_render import apply_template
+        return apply_template(self.tokenizer, messages, tools=tools, add_generation_prompt=True,
+                              enable_thinking=thinking)
 
     def generate(self, jobs: Iterable[Job], sampling: SamplingParams) -> Iterator[tuple[Job, Generation]]:
         from recipe.train.rollout import generate

@@ -153,6 +153,7 @@ def run_episodes(model, tokenizer, records: list[dict], *, max_turns: int, max_n
                  threads: int = 2) -> AgenticRollout:
     """Play one episode per record (batched generation across episodes, sandbox actions in a thread pool)."""
     from recipe.domains.swe_domain import AGENT_TOOLS
+    from recipe.model.chat_render import apply_template
     from recipe.train.rollout import RolloutBatch, generate
 
     tools = list(AGENT_TOOLS)
@@ -161,8 +162,8 @@ def run_episodes(model, tokenizer, records: list[dict], *, max_turns: int, max_n
     started = [_start(r, limits) for r in records]
     eps = [e for e, _ in started]
     envs = [env for _, env in started]
-    render = lambda msgs: tokenizer.apply_chat_template(msgs, tools=tools, add_generation_prompt=True,  # noqa: E731
-                                                        tokenize=False, enable_thinking=False)
+    render = lambda msgs: apply_template(tokenizer, msgs, tools=tools, add_generation_prompt=True,  # noqa: E731
+                                         enable_thinking=False)
     enc = lambda text: tokenizer(text, add_special_tokens=False)["input_ids"]  # noqa: E731
     rewards, details = [0.0] * len(eps), [{} for _ in eps]
     try:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import torch
 
+from recipe.model.chat_render import apply_template
 from recipe.model.fast_decode import DecodeState, supports_lean_decode
 
 _BUCKET_OVERHEAD_TOKENS = 2048  # one more forward costs about as much as this many extra padded tokens (tiny, CPU)
@@ -27,8 +28,8 @@ class RolloutBatch:
 
 
 def render_prompt(tokenizer, record: dict, thinking: bool) -> str:
-    return tokenizer.apply_chat_template(record["messages"], tools=record.get("tools"), add_generation_prompt=True,
-                                         tokenize=False, enable_thinking=thinking)
+    return apply_template(tokenizer, record["messages"], tools=record.get("tools"), add_generation_prompt=True,
+                          enable_thinking=thinking)
 
 
 def record_thinking(record: dict, stage_mode: str) -> bool:

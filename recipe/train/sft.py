@@ -14,6 +14,7 @@ import torch
 
 from recipe.config.stages import SFTConfig
 from recipe.domains import pool, to_sft_messages
+from recipe.model.chat_render import apply_template
 from recipe.train.context import StageContext
 from recipe.train.losses import sft_loss
 from recipe.train.progress import progress_bar
@@ -33,8 +34,8 @@ class SFTExamples:
         if key not in self._cache:
             rec = self.records[i]
             prompt = render_prompt(self.tok, rec, thinking)
-            full = self.tok.apply_chat_template(to_sft_messages(rec, thinking), tools=rec.get("tools"),
-                                                tokenize=False, enable_thinking=thinking)
+            full = apply_template(self.tok, to_sft_messages(rec, thinking), tools=rec.get("tools"),
+                                  enable_thinking=thinking)
             if not full.startswith(prompt):
                 raise ValueError(f"chat template: prompt of {rec['id']} is not a prefix of the full conversation")
             answer = full[len(prompt):]
