@@ -110,6 +110,18 @@ def test_done_stages_are_skipped_and_changed_inputs_rerun(runs_dir):
     assert not changed.get("skipped") and len(run.read_metrics("sft")) == 31
 
 
+def test_until_leaves_later_stages_not_run_through_the_report_notebook(runs_dir):
+    """`recipe run --until sft` runs data, SFT and the report; the report notebook (which, opened on its own, runs
+    missing stages) must not run the rest of the cascade."""
+    from recipe.pipeline.runner import run_pipeline
+    run = run_pipeline(profile="tiny", run_id="until", overrides=[*FAST, "sft.steps=2",
+                                                                   "benchmarks.eval_phase.enabled=false"],
+                       until="sft", via_notebooks=True)
+    assert run.is_done("sft")
+    assert [s for s in LOCAL if run.is_done(s)] == ["sft"]
+    assert (run.path / "99_report" / "notebook.ipynb").exists()
+
+
 def _cascade(run_id: str) -> RunDir:
     from recipe.pipeline.runner import run_pipeline
     return run_pipeline(profile="tiny", run_id=run_id, overrides=FAST, via_notebooks=False)

@@ -51,6 +51,8 @@ def _execute_notebook(phase: str, run: RunDir, stage: str | None = None, kernel=
     params = {"run_id": run.run_id, "profile": run.read_run_json().get("profile", "tiny")}
     if stage is not None and notebook_for(phase).name == "30_cascade_rl_stage.ipynb":
         params["stage"] = stage  # the other notebooks fix their stage
+    if phase == REPORT_PHASE:
+        params["run_missing"] = False  # `--until X` means the stages after X stay not run
     kernel_args = {"kernel_manager_class": "recipe.pipeline.kernel.IPCKernelManager"}
     if kernel is not None:
         kernel_args = {"engine_name": register_shared_kernel_engine(), "km": kernel.manager()}
