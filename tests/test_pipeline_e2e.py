@@ -54,6 +54,10 @@ def test_all_notebooks_run_through_papermill(runs_dir, capsys):
         assert len(run.read_metrics(s)) == {"sft": 30, "if_rl": 4, "multi_domain_rl": 3, "rlhf_branch": 2, "mopd": 3,
                                             "rlhf": 2, "long_context_rl": 2, "code_rl": 2, "swe_rl": 1}[s]
     assert (run.stage_dir("swe_rl") / "agentless_checkpoint" / "model.safetensors").exists()
+    # the eval phase ran in the notebook kernel and its table reached this process's output
+    summary = json.loads((run.path / "eval" / "swe_rl" / "summary.json").read_text())
+    assert {f"tiny_{d}" for d in DOMAINS} <= set(summary["suites"])
+    assert "Evaluation results" in capsys.readouterr().out
     # FAST's caps (16 tokens) cut the longer reference answers: SFT records it for validation and every stage
     short = run.read_manifest("sft")["generation_cap_shortfalls"]
     assert any(x.startswith("evaluation: cap 16 tokens < the longest code reference") for x in short), short

@@ -60,3 +60,18 @@ def test_startup_code_runs_once_per_kernel_and_its_errors_are_raised(tmp_path):
     with SharedKernel(cwd=str(tmp_path), startup_code="raise ValueError('no lanes here')") as kernel:
         with pytest.raises(RuntimeError, match="no lanes here"):
             kernel.manager()
+
+
+def test_run_code_returns_what_the_kernel_printed_and_raises_its_errors(tmp_path):
+    with SharedKernel(cwd=str(tmp_path)) as kernel:
+        out = kernel.run_code("import os\nprint('pid', os.getpid())\nx = 6 * 7\nx")
+        pid = int(out.split()[1])
+        assert out.splitlines()[-1] == "42" and pid != os.getpid()      # ran in the kernel, its result shown
+        assert kernel.run_code("print('x' in dir())").strip() == "False"  # a clean namespace each time
+        try:
+            kernel.run_code("def f():\n    raise ValueError('bad stage')\nf()")
+        except RuntimeError as e:
+            assert "ValueError: bad stage" in str(e) and "f()" in str(e)
+        else:
+            raise AssertionError("an exception in the kernel must be raised by run_code")
+        assert int(kernel.run_code("import os; print(os.getpid())")) == pid  # the same kernel went on

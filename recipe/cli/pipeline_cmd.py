@@ -19,7 +19,7 @@ def _fail(msg: str) -> None:
 def _user_errors():
     """Bad input (config, unknown stage or run, a stage this backend cannot run) -> message + exit code 2.
     ConfigError and StageNotImplemented are ValueError / RuntimeError subclasses with a complete message."""
-    from recipe.pipeline.stage_runner import StageNotImplemented
+    from recipe.pipeline.stage_inputs import StageNotImplemented
     try:
         yield
     except (ValueError, FileNotFoundError, KeyError, StageNotImplemented) as e:

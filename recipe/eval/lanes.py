@@ -52,10 +52,17 @@ class _Lane:
         return self.proc.poll() is None
 
     def close(self, kill: bool = False) -> None:
+        self.hang_up(kill)
+        self.wait()
+
+    def hang_up(self, kill: bool = False) -> None:
+        """Close the pipes (an idle worker sees EOF and exits); ``kill``: do not let it finish its domain."""
         for c in (self.tx, self.rx):
             c.close()
         if kill:  # it may be in the middle of a domain: do not wait for it
             self.proc.kill()
+
+    def wait(self) -> None:
         try:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
@@ -81,15 +88,20 @@ def prestart_lanes(n: int) -> None:
         _lanes(n)
 
 
-def shutdown_lanes(kill: bool = False) -> None:
-    """Stop the lane workers (they also stop when this process exits: their pipe closes)."""
+def shutdown_lanes(kill: bool = False, wait: bool = True) -> None:
+    """Stop the lane workers (they also stop when this process exits: their pipe closes). ``wait=False``: hang up
+    and return; each worker sees EOF and exits on its own (at exit: a worker's interpreter teardown with torch
+    loaded takes ~1 s, which a process that is ending need not wait for)."""
     global _LANES
-    for lane in _LANES:
-        lane.close(kill)
+    for lane in _LANES:   # all hang up first, so the workers shut down side by side
+        lane.hang_up(kill)
+    if wait:
+        for lane in _LANES:
+            lane.wait()
     _LANES = []
 
 
-atexit.register(shutdown_lanes)
+atexit.register(shutdown_lanes, wait=False)
 
 
 def _weights_blob(model) -> tuple[object, bytes]:

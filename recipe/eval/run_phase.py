@@ -16,7 +16,18 @@ from recipe.eval.report import format_results_table
 console = Console()
 
 
-def run_eval_phase(run, cfg, stage: str) -> dict:
+def run_eval_phase_of(run_id: str, stage: str, width: int = 120) -> dict:
+    """The eval phase of an existing run, printing plain text (``recipe run`` calls this in its notebook kernel,
+    where torch is already loaded, and shows what it printed)."""
+    import sys
+
+    from recipe.pipeline.run_init import open_run
+    run, cfg = open_run(run_id)
+    plain = Console(file=sys.stdout, force_jupyter=False, force_terminal=False, width=width)
+    return run_eval_phase(run, cfg, stage, console=plain)
+
+
+def run_eval_phase(run, cfg, stage: str, console: Console = console) -> dict:
     ep = cfg.benchmarks.eval_phase
     if not ep.enabled:
         return {}

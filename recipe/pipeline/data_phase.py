@@ -10,6 +10,7 @@ from recipe.config.schema import RecipeConfig
 from recipe.data.cards import tiny_domains_card
 from recipe.domains import build_tiny_splits
 from recipe.pipeline.hashing import sha256_file, sha256_obj
+from recipe.pipeline.stage_inputs import data_hash  # noqa: F401 (re-exported)
 from recipe.runs.layout import DATA_PHASE, RunDir, write_text_atomic
 
 SPLITS = ("train", "val", "select")  # val = the report split, select = the teacher-selection split
@@ -59,8 +60,3 @@ def load_splits(run: RunDir, cfg: RecipeConfig, splits: tuple[str, ...] = SPLITS
             with open(d / f"{n}_{s}.jsonl") as f:
                 out[n][s] = [json.loads(line) for line in f if line.strip()]
     return out
-
-
-def data_hash(run: RunDir) -> str:
-    m = run.read_manifest(DATA_PHASE) or {}
-    return sha256_obj(m.get("outputs", {}))

@@ -3,6 +3,7 @@ loopback, so no port is opened and ipykernel does not warn about unencrypted TCP
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 
@@ -65,6 +66,32 @@ class SharedKernel:
                 raise RuntimeError(f"the shared kernel could not run {code!r}: {reply['content']}")
         finally:
             kc.stop_channels()
+
+    def run_code(self, code: str, timeout: float | None = None) -> str:
+        """Run ``code`` in the kernel (started if needed, namespace reset) and return what it printed (streams and
+        the plain-text form of displayed objects); an exception in it is raised here with the kernel's traceback."""
+        km = self.manager()
+        kc = km.blocking_client()
+        kc.start_channels()
+        out: list[str] = []
+
+        def hook(msg):
+            kind, content = msg["msg_type"], msg["content"]
+            if kind == "stream":
+                out.append(content["text"])
+            elif kind in ("display_data", "execute_result"):
+                out.append(content["data"].get("text/plain", "") + "\n")
+
+        try:
+            kc.wait_for_ready(timeout=60)
+            reply = kc.execute_interactive(code, store_history=False, timeout=timeout, output_hook=hook)
+        finally:
+            kc.stop_channels()
+        if reply["content"]["status"] != "ok":
+            c = reply["content"]
+            tb = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(c.get("traceback", [])))
+            raise RuntimeError(f"{c.get('ename')}: {c.get('evalue')} (in the shared kernel)\n{tb}")
+        return "".join(out)
 
     def close(self) -> None:
         if self.km is not None:

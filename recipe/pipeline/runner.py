@@ -12,12 +12,14 @@ from rich.console import Console
 
 from recipe.config import load_config
 from recipe.config.schema import STAGE_PLAN
-from recipe.pipeline.data_phase import prepare_data
 from recipe.pipeline.kernel import SharedKernel, register_shared_kernel_engine
 from recipe.pipeline.report import print_report
 from recipe.pipeline.run_init import check_run_matches, default_run_id, init_run, open_or_init_run
-from recipe.pipeline.stage_runner import StageNotImplemented, check_runnable, run_stage, stage_inputs
+from recipe.pipeline.stage_inputs import StageNotImplemented, check_runnable, stage_inputs
 from recipe.runs.layout import DATA_PHASE, REPORT_PHASE, RunDir, write_json_atomic
+
+# Training code (torch, transformers: ~5 s to import) is imported where it runs: in the notebook kernel, or in this
+# process for --no-notebooks. Through the notebooks this process only orchestrates, so the kernel starts at once.
 
 __all__ = ["StageNotImplemented", "run_pipeline", "run_stage_in_process", "select_stages", "NOTEBOOKS"]
 
@@ -89,12 +91,16 @@ def run_pipeline(profile: str = "tiny", run_id: str | None = None, overrides: li
         prestart_lanes(cfg.evaluation.lanes)
     with kernel or contextlib.nullcontext():
         timings = _run_phases(run, cfg, [DATA_PHASE, *stages, REPORT_PHASE], via_notebooks, kernel)
-    if cfg.benchmarks.eval_phase.enabled:  # issue 13: evaluate the final checkpoint (recipe/eval/run_phase.py)
-        from recipe.eval.run_phase import run_eval_phase
-        t0 = time.time()
-        console.print("  eval: running")
-        run_eval_phase(run, cfg, stages[-1])
-        timings["eval"] = round(time.time() - t0, 2)
+        if cfg.benchmarks.eval_phase.enabled:  # issue 13: evaluate the final checkpoint (recipe/eval/run_phase.py)
+            t0 = time.time()
+            console.print("  eval: running")
+            if kernel is not None:  # where torch is loaded already
+                print(kernel.run_code("from recipe.eval.run_phase import run_eval_phase_of\n"
+                                      f"_ = run_eval_phase_of({run.run_id!r}, {stages[-1]!r})"), end="")
+            else:
+                from recipe.eval.run_phase import run_eval_phase
+                run_eval_phase(run, cfg, stages[-1])
+            timings["eval"] = round(time.time() - t0, 2)
     write_json_atomic(run.path / "timings.json", {"phases": timings, "total_s": round(sum(timings.values()), 2)})
     print_report(run, not_run=not_run)
     return run
@@ -114,8 +120,10 @@ def _run_phases(run: RunDir, cfg, phases: list[str], via_notebooks: bool, kernel
             if via_notebooks:
                 _execute_notebook(phase, run, phase if phase in STAGE_PLAN else None, kernel)
             elif phase == DATA_PHASE:
+                from recipe.pipeline.data_phase import prepare_data
                 prepare_data(run, cfg)
             elif phase in STAGE_PLAN:
+                from recipe.pipeline.stage_runner import run_stage
                 run_stage(run, cfg, phase, progress=sys.stderr.isatty())
         timings[phase] = round(time.time() - t0, 2)
         console.print(f"  {phase}: finished in {timings[phase]:.1f} s")
@@ -149,6 +157,8 @@ def run_stage_in_process(stage: str, run_id: str, profile: str | None = "tiny", 
     An existing run asked for with another profile or other overrides is an error unless ``reconfigure``."""
     if stage != DATA_PHASE and stage not in STAGE_PLAN:
         raise KeyError(f"unknown stage {stage!r}; the plan is {', '.join(STAGE_PLAN)}")
+    from recipe.pipeline.data_phase import prepare_data
+    from recipe.pipeline.stage_runner import run_stage
     run, cfg = open_or_init_run(run_id, profile, overrides, reconfigure=reconfigure)
     prepare_data(run, cfg)  # skipped when done with the same inputs
     if stage == DATA_PHASE:

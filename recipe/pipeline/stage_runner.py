@@ -23,6 +23,7 @@ from recipe.eval.validate import summarize, validate_samples
 from recipe.model import build_tiny, load_checkpoint, save_checkpoint
 from recipe.pipeline.data_phase import data_hash, load_splits
 from recipe.pipeline.hashing import sha256_dir, sha256_obj
+from recipe.pipeline.stage_inputs import StageNotImplemented, check_runnable, stage_inputs  # noqa: F401 (re-exported)
 from recipe.pipeline.teachers import (record_scores, resolve_teachers, selection_domains, validate_candidates,
                                       validate_picks_on_report_split, write_routing)
 from recipe.runs.layout import RunDir
@@ -31,10 +32,6 @@ from recipe.train.generation_caps import GenerationCapWarning, cap_shortfalls
 from recipe.train.rl import train_rl
 from recipe.train.sft import train_sft
 from recipe.train.state import clear_state
-
-
-class StageNotImplemented(RuntimeError):
-    """A stage is in the plan but this backend cannot run it: we fail loudly instead of skipping it."""
 
 
 class PhaseRunDir(RunDir):
@@ -98,36 +95,6 @@ def _swe_agentless_phase(run: RunDir, cfg: RecipeConfig, inputs: dict, splits: d
          "metrics_summary": {**summary, "validation": scores}, "timings": {"total_s": round(time.time() - t0, 2)}}
     phase_run.write_manifest("swe_rl", m)
     return m
-
-
-def check_runnable(cfg: RecipeConfig, stage: str) -> None:
-    if stage not in STAGE_PLAN:
-        raise KeyError(f"unknown stage {stage!r}; the plan is {', '.join(STAGE_PLAN)}")
-    scfg = cfg.stage(stage)
-    if stage != "sft" and not getattr(scfg, "implemented_locally", True):
-        raise StageNotImplemented(
-            f"stage {stage!r} is in the plan but the local backend does not implement it "
-            f"({stage}.implemented_locally: false in profile {cfg.profile!r}). Run up to an earlier stage "
-            f"(--until), or render it for NeMo-RL with `recipe cluster render --stage {stage}`.")
-
-
-def stage_inputs(run: RunDir, cfg: RecipeConfig, stage: str) -> dict:
-    inputs = {"stage_config": sha256_obj(cfg.stage(stage).model_dump(mode="json")),
-              "model_config": sha256_obj(cfg.model.model_dump(mode="json")),
-              "evaluation": sha256_obj(cfg.evaluation.model_dump(mode="json")),
-              "seed": cfg.run.seed, "data": data_hash(run)}
-    prev = cfg.input_stage(stage)
-    if prev is not None:
-        if not run.is_done(prev):
-            raise FileNotFoundError(f"stage {stage!r} starts from {prev!r}, which is not done in run {run.run_id}")
-        inputs["init_checkpoint"] = {"path": str(run.checkpoint_dir(prev)), "sha256": sha256_dir(run.checkpoint_dir(prev))}
-    sel = selection_domains(cfg.mopd.teacher_routing, stage, cfg.domains.names) if stage != "sft" else []
-    if sel:  # a teacher candidate stage: its selection-split scoring depends on the group's domains
-        inputs["selection_domains"] = sel
-    if stage == "mopd":
-        teachers = resolve_teachers(run, cfg.mopd.teacher_routing, cfg.mopd.domains)
-        inputs["teachers"] = {d: {**t, "sha256": sha256_dir(t["checkpoint"])} for d, t in teachers.items()}
-    return inputs
 
 
 def run_stage(run: RunDir, cfg: RecipeConfig, stage: str, *, progress: bool = True, force: bool = False) -> dict:

@@ -21,7 +21,6 @@ from dataclasses import asdict, dataclass
 from statistics import NormalDist
 from typing import Iterable, Sequence
 
-import torch
 
 
 @dataclass(frozen=True)
@@ -76,6 +75,7 @@ def paired_bootstrap_delta(after: dict[str, float], before: dict[str, float], le
         raise ValueError("paired_bootstrap_delta: the two checkpoints share no scored items")
     diffs = [after[k] - before[k] for k in keys]
     n = len(diffs)
+    import torch  # here, not at import: `recipe run` reads reports without loading torch
     g = torch.Generator().manual_seed(seed)
     d = torch.tensor(diffs, dtype=torch.float64)
     boots = d[torch.randint(n, (n_boot, n), generator=g)].mean(1).sort().values.tolist()
