@@ -74,6 +74,12 @@ def main() -> None:
           f"longer-term goal 120 ({wall / 120:.1f}x of it)")
     print(f"{'start-up + overhead':<22} {wall - timings['total_s']:>8.1f}")
     print(f"peak RSS (largest process): {peak_mib:.0f} MiB")
+    sft_rows = [json.loads(x) for x in (runs / "bench" / "01_sft" / "metrics.jsonl").read_text().splitlines() if x]
+    if sft_rows:  # SFT's steps are the same arithmetic in every run of a seed: a yardstick of the machine's speed
+        sft_s = sum(r.get("time_s", 0.0) for r in sft_rows)
+        print(f"machine yardstick: SFT's {len(sft_rows)} steps (bit-identical work in every run of this seed) took "
+              f"{sft_s:.1f} s; on a shared VM this drifts (90-131 s seen for seed 0 within one hour), so compare runs "
+              f"by it too")
     print(f"run directory: {runs / 'bench'}")
     stages = {p: s for p, s in phases.items() if p not in ("data", "report", "eval") and s > 0}
     if stages and not a.no_profile:
