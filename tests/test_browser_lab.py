@@ -41,7 +41,7 @@ def _params(run_id: str, overrides: list[str], extra: str = "", stage_knobs: boo
 # it runs every missing phase); the eval notebook has its own parameters (no profile: it evaluates a stage's
 # checkpoint of the run), here a small tiny suite
 NOTEBOOK_PARAMS = {
-    "90_report.ipynb": _params(RUN_ID, OVERRIDES, stage_knobs=False),
+    "90_report.ipynb": _params(RUN_ID, OVERRIDES, "run_missing = True\n", stage_knobs=False),
     "00_data.ipynb": _params(RUN_ID, OVERRIDES, 'sources = []\ndecontaminate_against = []\n', stage_knobs=False),
     "10_sft.ipynb": _params(RUN_ID, OVERRIDES),
     "30_cascade_rl_stage.ipynb": _params(RUN_ID, OVERRIDES, 'stage = "if_rl"\n'),
