@@ -130,6 +130,14 @@ def _accept_dialogs(page, name: str) -> None:
             continue
 
 
+def _error_outputs(page) -> list[str]:
+    """Texts of the cells' error outputs. JupyterLab renders an exception as an ``application/vnd.jupyter.stderr``
+    output holding its traceback (there is no ``...jupyter.error`` element in the DOM); a warning printed to stderr
+    has the same type but no traceback."""
+    outs = page.locator(".jp-Notebook .jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
+    return [t for t in outs.all_inner_texts() if "Traceback (most recent call last)" in t]
+
+
 def _run_all(page, lab, name: str, params: str, timeout_s: float) -> float:
     """Open ``name``, replace its parameters cell through the UI, Run All, wait for every cell; returns seconds."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
@@ -170,7 +178,7 @@ def _run_all(page, lab, name: str, params: str, timeout_s: float) -> float:
     while True:  # every code cell executed ([n]) and none running or queued ([*])
         prompts = page.locator(".jp-Notebook .jp-CodeCell .jp-InputPrompt").all_inner_texts()
         done = [p for p in prompts if p.strip().startswith("[") and p.strip()[1:-2].isdigit()]
-        errors = page.locator(".jp-Notebook [data-mime-type='application/vnd.jupyter.error']").count()
+        errors = len(_error_outputs(page))
         if errors or (len(done) == n_code and not any("*" in p for p in prompts)):
             break
         # Seen on a loaded machine: Run All executed the parameters cell only and dropped the rest (kernel idle,
@@ -187,7 +195,7 @@ def _run_all(page, lab, name: str, params: str, timeout_s: float) -> float:
         time.sleep(1.0)
     page.wait_for_selector(idle, timeout=60_000, state="attached")
     page.screenshot(path=str(ARTIFACTS / f"{Path(name).stem}.png"), full_page=True)
-    errors = page.locator(".jp-Notebook [data-mime-type='application/vnd.jupyter.error']").all_inner_texts()
+    errors = _error_outputs(page)
     assert not errors, f"{name}: error output in the UI: {errors[0][-1500:]}"
     return time.time() - t0
 
