@@ -51,10 +51,6 @@ class _Lane:
     def alive(self) -> bool:
         return self.proc.poll() is None
 
-    def close(self, kill: bool = False) -> None:
-        self.hang_up(kill)
-        self.wait()
-
     def hang_up(self, kill: bool = False) -> None:
         """Close the pipes (an idle worker sees EOF and exits); ``kill``: do not let it finish its domain."""
         for c in (self.tx, self.rx):

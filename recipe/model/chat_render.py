@@ -22,17 +22,15 @@ class _NotPlain(Exception):
     """The conversation uses something the Python renderer does not cover: render with Jinja instead."""
 
 
-def _get(obj, key: str, default=None):
-    """Jinja's ``obj.key`` on the dicts of a conversation (``default`` when undefined)."""
-    if not isinstance(obj, Mapping):
-        raise _NotPlain(key)
-    return obj.get(key, default)
-
-
 def _mapping(obj) -> Mapping:
     if not isinstance(obj, Mapping):
         raise _NotPlain(type(obj).__name__)
     return obj
+
+
+def _get(obj, key: str, default=None):
+    """Jinja's ``obj.key`` on the dicts of a conversation (``default`` when undefined)."""
+    return _mapping(obj).get(key, default)
 
 
 def _text(value) -> str:

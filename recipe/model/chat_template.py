@@ -15,13 +15,12 @@ def render_chat(messages: list[dict], tools: list | None = None, *, enable_think
                 add_generation_prompt: bool = False) -> str:
     """Render with the template but without a tokenizer (the tiny tokenizer is trained on these strings): in Python
     (``recipe.model.chat_render``, the same string), or with Jinja for what the Python renderer does not cover."""
-    from transformers.utils.chat_template_utils import render_jinja_template
-
     from recipe.model.chat_render import _NotPlain, render_chat_py
     try:
         return render_chat_py(messages, tools, enable_thinking=enable_thinking, add_generation_prompt=add_generation_prompt)
     except _NotPlain:
         pass
+    from transformers.utils.chat_template_utils import render_jinja_template
     out, _ = render_jinja_template(conversations=[messages], chat_template=CHAT_TEMPLATE, tools=tools,
                                    enable_thinking=enable_thinking, add_generation_prompt=add_generation_prompt)
     return out[0]

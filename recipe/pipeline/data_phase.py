@@ -10,7 +10,6 @@ from recipe.config.schema import RecipeConfig
 from recipe.data.cards import tiny_domains_card
 from recipe.domains import build_tiny_splits
 from recipe.pipeline.hashing import sha256_file, sha256_obj
-from recipe.pipeline.stage_inputs import data_hash  # noqa: F401 (re-exported)
 from recipe.runs.layout import DATA_PHASE, RunDir, write_text_atomic
 
 SPLITS = ("train", "val", "select")  # val = the report split, select = the teacher-selection split

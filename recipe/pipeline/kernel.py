@@ -54,25 +54,27 @@ class SharedKernel:
     def _reset_namespace(self) -> None:
         self._execute("get_ipython().reset(new_session=True)")
 
-    def _execute(self, code: str) -> None:
-        """Run ``code`` silently in the kernel (no history, no output); an error in it is raised here."""
+    def _interact(self, code: str, *, silent: bool, timeout: float | None, hook) -> dict:
+        """One execute request on a client of its own; returns the reply's content."""
         kc = self.km.blocking_client()
         kc.start_channels()
         try:
             kc.wait_for_ready(timeout=60)
-            reply = kc.execute_interactive(code, silent=True, store_history=False, timeout=60,
-                                           output_hook=lambda msg: None)
-            if reply["content"]["status"] != "ok":
-                raise RuntimeError(f"the shared kernel could not run {code!r}: {reply['content']}")
+            return kc.execute_interactive(code, silent=silent, store_history=False, timeout=timeout,
+                                          output_hook=hook)["content"]
         finally:
             kc.stop_channels()
+
+    def _execute(self, code: str) -> None:
+        """Run ``code`` silently in the kernel (no history, no output); an error in it is raised here."""
+        content = self._interact(code, silent=True, timeout=60, hook=lambda msg: None)
+        if content["status"] != "ok":
+            raise RuntimeError(f"the shared kernel could not run {code!r}: {content}")
 
     def run_code(self, code: str, timeout: float | None = None) -> str:
         """Run ``code`` in the kernel (started if needed, namespace reset) and return what it printed (streams and
         the plain-text form of displayed objects); an exception in it is raised here with the kernel's traceback."""
-        km = self.manager()
-        kc = km.blocking_client()
-        kc.start_channels()
+        self.manager()
         out: list[str] = []
 
         def hook(msg):
@@ -82,13 +84,8 @@ class SharedKernel:
             elif kind in ("display_data", "execute_result"):
                 out.append(content["data"].get("text/plain", "") + "\n")
 
-        try:
-            kc.wait_for_ready(timeout=60)
-            reply = kc.execute_interactive(code, store_history=False, timeout=timeout, output_hook=hook)
-        finally:
-            kc.stop_channels()
-        if reply["content"]["status"] != "ok":
-            c = reply["content"]
+        c = self._interact(code, silent=False, timeout=timeout, hook=hook)
+        if c["status"] != "ok":
             tb = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(c.get("traceback", [])))
             raise RuntimeError(f"{c.get('ename')}: {c.get('evalue')} (in the shared kernel)\n{tb}")
         return "".join(out)

@@ -43,8 +43,6 @@ def stage_inputs(run: RunDir, cfg: RecipeConfig, stage: str) -> dict:
     return inputs
 
 
-
-
 def data_hash(run: RunDir) -> str:
     """The data phase's outputs (their sha256s), hashed: a stage's input."""
     m = run.read_manifest(DATA_PHASE) or {}

@@ -16,16 +16,16 @@ from pathlib import Path
 
 import torch
 
-from recipe.config.schema import STAGE_PLAN, RecipeConfig
+from recipe.config.schema import RecipeConfig
 from recipe.domains import tokenizer_corpus
 from recipe.eval.samples import read_samples, samples_path, write_samples
 from recipe.eval.validate import summarize, validate_samples
 from recipe.model import build_tiny, load_checkpoint, save_checkpoint
-from recipe.pipeline.data_phase import data_hash, load_splits
-from recipe.pipeline.hashing import sha256_dir, sha256_obj
-from recipe.pipeline.stage_inputs import StageNotImplemented, check_runnable, stage_inputs  # noqa: F401 (re-exported)
-from recipe.pipeline.teachers import (record_scores, resolve_teachers, selection_domains, validate_candidates,
-                                      validate_picks_on_report_split, write_routing)
+from recipe.pipeline.data_phase import load_splits
+from recipe.pipeline.hashing import sha256_dir
+from recipe.pipeline.stage_inputs import StageNotImplemented, check_runnable, stage_inputs
+from recipe.pipeline.teachers import (record_scores, validate_candidates, validate_picks_on_report_split,
+                                      write_routing)
 from recipe.runs.layout import RunDir
 from recipe.train.context import StageContext
 from recipe.train.generation_caps import GenerationCapWarning, cap_shortfalls

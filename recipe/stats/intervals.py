@@ -22,7 +22,6 @@ from statistics import NormalDist
 from typing import Iterable, Sequence
 
 
-
 @dataclass(frozen=True)
 class Estimate:
     score: float
