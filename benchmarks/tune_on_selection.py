@@ -13,6 +13,8 @@ the pooled result. Nothing is written into the runs (each trial trains in a temp
   pooled over seeds (target (c) for chat, and what it costs the others).
 - ``--stage rlhf_branch``: the RLHF teacher, RLHF from the SFT checkpoint (KL to it); the same paired changes (a
   chat teacher that does not beat its student's input on chat pulls MOPD's chat down, target (d)).
+- ``--stage if_rl`` / ``--stage multi_domain_rl``: the stage from its input checkpoint; the same paired changes,
+  plus one pooled line over the stage's own domains (targets (a) and (b): MCQA + tool calls pooled).
 
 One setting is chosen for all seeds; the tiny profile's comments cite the run of this script behind each value.
 """
@@ -29,7 +31,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs-dir", required=True)
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    ap.add_argument("--stage", choices=["mopd", "rlhf", "rlhf_branch"], required=True)
+    ap.add_argument("--stage", choices=["if_rl", "multi_domain_rl", "mopd", "rlhf", "rlhf_branch"], required=True)
     ap.add_argument("settings", nargs="+", help='";"-separated key=value overrides per candidate ("" = the profile)')
     a = ap.parse_args()
     os.environ["RECIPE_RUNS_DIR"] = str(Path(a.runs_dir).resolve())
@@ -79,7 +81,7 @@ def main() -> None:
             else:
                 for d, v in scores(model, tok, doms).items():
                     before.setdefault(d, {}).update(v)
-                ref = copy.deepcopy(model).eval()
+                ref = copy.deepcopy(model).eval() if scfg.kl_coef > 0 else None
             ctx = StageContext(run=RunDir(tempfile.mkdtemp(prefix=f"tune-{a.stage}-")), stage=a.stage, cfg=cfg,
                                model=model, tokenizer=tok, splits=splits, progress=False)
             train_rl(ctx, scfg, teachers=teachers, ref_model=ref)
@@ -97,6 +99,12 @@ def main() -> None:
                 e = paired_bootstrap_delta(student[d], before[d], scale=100.0)
                 print(f"  {d:<24} after {s.score:5.1f}   change {e.score:+5.1f} [{e.ci_low:+5.1f}, {e.ci_high:+5.1f}]"
                       f"  n={e.n}")
+        own = [d for d in scfg.domains if d in student]
+        if a.stage in ("if_rl", "multi_domain_rl") and own:
+            e = paired_bootstrap_delta({f"{d}:{k}": v for d in own for k, v in student[d].items()},
+                                       {f"{d}:{k}": v for d in own for k, v in before[d].items()}, scale=100.0)
+            print(f"  {'+'.join(own):<24} pooled      change {e.score:+5.1f} [{e.ci_low:+5.1f}, {e.ci_high:+5.1f}]"
+                  f"  n={e.n}")
 
 
 if __name__ == "__main__":
