@@ -160,6 +160,9 @@ def _run_all(page, lab, name: str, params: str, timeout_s: float) -> float:
         for attempt in range(12):  # Run All is dropped while the kernel's websocket is still connecting: again
             _accept_dialogs(page, name)
             try:  # a dialog that opens meanwhile intercepts the click: accept it on the next attempt
+                # a kernel chosen in that dialog is still starting: Run All now would run only some cells (seen
+                # under load: the last cell ran without the one before it, NameError), so wait until it is idle
+                page.wait_for_selector(idle, timeout=30_000, state="attached")
                 page.get_by_role("menuitem", name="Run", exact=True).click(timeout=10_000)
                 page.locator(".lm-Menu-content .lm-Menu-item[data-command='runmenu:run-all']").click(timeout=10_000)
                 page.wait_for_function(started, timeout=10_000)
