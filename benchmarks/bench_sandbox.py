@@ -6,6 +6,10 @@ workers, i.e. overhead <= 1.3x), and math-verify checks per second.
 
 Bare = ``subprocess.run([python3, main.py])`` in a temp dir; sandboxed = ``recipe.sandbox.run`` (bubblewrap,
 own uid, launcher with rlimits and seccomp, output capture, sweep, work dir created and removed).
+
+When run as root (every sandboxed run then gets its own uid), it also times sandboxed runs from a parent that
+holds ``--parent-mib`` MiB (default 2048, about a tiny trainer's RSS), with the uid switched by ``setpriv`` (what
+the runner uses) against ``Popen(user=...)``, which forks the parent's whole address space instead of ``vfork``.
 """
 from __future__ import annotations
 
@@ -71,6 +75,7 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=40, help="executions per measurement")
     ap.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
     ap.add_argument("--math-n", type=int, default=200)
+    ap.add_argument("--parent-mib", type=int, default=2048, help="as root: resident MiB of the parent for the uid-switch rows")
     a = ap.parse_args()
     if not probe().get("available"):
         raise SystemExit(f"bubblewrap unavailable: {probe().get('why')}")
@@ -84,6 +89,21 @@ def main() -> None:
         table.add_row("bare subprocess", str(w), f"{b:.1f}", f"{1000 / b:.1f}")
         table.add_row("sandboxed (bwrap)", str(w), f"{s:.1f}", f"{1000 / s:.1f}")
         table.add_row("isolation overhead", str(w), f"{b / s:.2f}x", "target <= 1.3x at 2 workers" if w == 2 else "")
+    if os.geteuid() == 0 and a.parent_mib > 0:
+        import recipe.sandbox.runner as runner
+
+        ballast = bytearray(a.parent_mib << 20)
+        for i in range(0, len(ballast), 4096):
+            ballast[i] = 1  # touch every page: resident, as a trainer's weights and optimizer state are
+        have_setpriv = runner.setpriv_path()
+        for switch in ("setpriv", "popen"):
+            if switch == "setpriv" and have_setpriv is None:
+                table.add_row(f"sandboxed, parent {a.parent_mib} MiB, uid via setpriv", str(a.workers), "-", "setpriv missing")
+                continue
+            runner.setpriv_path = (lambda p=have_setpriv: p) if switch == "setpriv" else (lambda: None)
+            r = rate(sandbox_once, a.n, a.workers)
+            table.add_row(f"sandboxed, parent {a.parent_mib} MiB, uid via {switch}", str(a.workers), f"{r:.1f}", f"{1000 / r:.1f}")
+        del ballast
     m = math_rate(a.math_n)
     table.add_row("math-verify checks", "1", f"{m:.1f}", f"{1000 / m:.2f}")
     Console().print(table)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -136,3 +137,28 @@ def test_code_verifier_python_and_cpp():
         cpp = verify(rec(language="cpp"), "</think>```cpp\nint main(){int a,b;cin>>a>>b;cout<<a+b;}\n```")
         assert cpp.score == 1.0
         assert verify(rec(language="cpp"), "</think>```cpp\nint main({\n```").reason == "compile_error"
+
+
+_IDENTITY = ["python3", "-c", "import os; print(os.getuid(), os.geteuid(), os.getgid(), os.getegid(), os.getgroups(), "
+             "[l.split()[1] for l in open('/proc/self/status') if l.startswith(('CapEff', 'CapPrm'))])"]
+
+
+@needs_bwrap
+@pytest.mark.skipif(os.geteuid() != 0, reason="a run gets its own uid only when the host process is root")
+@pytest.mark.parametrize("switch", ["setpriv", "popen"])
+def test_root_host_runs_each_session_as_its_own_uid_without_groups_or_capabilities(monkeypatch, switch):
+    """Both ways of switching uid (setpriv before bwrap, or Popen's own setuid) give the program the session's
+    uid and gid, no supplementary groups and no capabilities."""
+    import recipe.sandbox.runner as runner
+
+    if switch == "popen":
+        monkeypatch.setattr(runner, "setpriv_path", lambda: None)
+    elif runner.setpriv_path() is None:
+        pytest.skip("util-linux setpriv not installed")
+    with Session() as s:
+        v = s.run(_IDENTITY)
+        uid = s.uid
+    assert v.status == "ok", v.stderr
+    assert v.isolation["uid_switch"] == switch
+    assert v.stdout.split("[")[0].split() == [str(uid)] * 4
+    assert "[]" in v.stdout and v.stdout.count("0000000000000000") == 2, v.stdout
