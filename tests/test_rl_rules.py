@@ -91,6 +91,30 @@ def test_refill_cap_leaves_a_logged_shortfall_and_never_overfills():
         rules.refill(lambda r, n: torch.ones(n + 1, dtype=torch.bool), target=2, max_rounds=2, enabled=True)
 
 
+def test_refill_batch_multiplier_oversamples_each_round_and_keeps_at_most_the_target():
+    calls = []
+
+    def draw(rnd, n, kept_per_round=(2, 5)):
+        calls.append((rnd, n))
+        return torch.arange(n) < kept_per_round[rnd]
+
+    # round 0 draws ceil(4 * 1.5) = 6 and keeps 2; the refill draws ceil(2 * 1.5) = 3 and keeps all 3, of which 2 fit
+    res = rules.refill(draw, target=4, max_rounds=3, enabled=True, multiplier=1.5)
+    assert calls == [(0, 6), (1, 3)]
+    assert res.selected == [(0, 0), (0, 1), (1, 0), (1, 1)]
+    assert (res.rounds, res.sampled_groups, res.shortfall) == (2, 9, 0)
+    # one round with enough kept groups: no refill, the surplus is dropped in draw order
+    calls.clear()
+    res = rules.refill(lambda r, n: draw(r, n, (6,)), target=4, max_rounds=1, enabled=True, multiplier=1.5)
+    assert calls == [(0, 6)] and res.selected == [(0, 0), (0, 1), (0, 2), (0, 3)]
+    # without dynamic filtering the multiplier does nothing: exactly target prompts
+    calls.clear()
+    rules.refill(draw, target=4, max_rounds=3, enabled=False, multiplier=2.0)
+    assert calls == [(0, 4)]
+    with pytest.raises(ValueError, match="multiplier"):
+        rules.refill(draw, target=4, max_rounds=3, enabled=True, multiplier=0.5)
+
+
 def test_mopd_routes_each_row_to_its_domain_teacher():
     sft, rlhf_branch, multi = object(), object(), object()
     teachers = {"math": sft, "chat": rlhf_branch, "instruction_following": multi, "mcqa": multi, "tool_call": multi}

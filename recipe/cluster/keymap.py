@@ -94,10 +94,11 @@ def _require_steps(v):
 RELEASE_DYNAMIC_SAMPLING_MAX_GEN_BATCHES = 10
 
 
-def _dynamic(v, max_rounds=RELEASE_DYNAMIC_SAMPLING_MAX_GEN_BATCHES):
+def _dynamic(v, max_rounds=RELEASE_DYNAMIC_SAMPLING_MAX_GEN_BATCHES, multiplier=1.0):
     out = {"grpo.use_dynamic_sampling": v}
     if v:
         out["grpo.dynamic_sampling_max_gen_batches"] = max_rounds
+        out["grpo.batch_multiplier"] = multiplier
     return out
 
 
@@ -150,7 +151,8 @@ FIELD_MAP: tuple[Rule, ...] = (
     Rule("top_p", ("policy.generation.top_p",), kinds=("grpo", "mopd")),
     Rule("kl_coef", ("loss_fn.reference_policy_kl_penalty",), kinds=("grpo", "mopd")),
     Rule("entropy_coef", (), _entropy, kinds=("grpo", "mopd")),
-    Rule("dynamic_filtering", ("grpo.use_dynamic_sampling",), lambda v, s: _dynamic(v, s.dynamic_filtering_max_rounds),
+    Rule("dynamic_filtering", ("grpo.use_dynamic_sampling",),
+         lambda v, s: _dynamic(v, s.dynamic_filtering_max_rounds, s.batch_multiplier),
          kinds=("grpo", "mopd")),
     Rule("overlong_filtering", ("grpo.overlong_filtering",), kinds=("grpo", "mopd")),
     Rule("overlong_reward_zero", ("grpo.reward_shaping.enabled",), _reward_shaping, kinds=("grpo", "mopd")),
@@ -179,6 +181,7 @@ NOT_NEMO_RL_KEYS: dict[str, str] = {
     "turn_time_limit_s": "local sandbox limit per agent action; NeMo-Gym swe_agents sets its own",
     "hard_prompt_filter_samples": "applied when the Code-RL prompt set is curated (paper: GPT-OSS-120B 8/8 filter)",
     "dynamic_filtering_max_rounds": "written as grpo.dynamic_sampling_max_gen_batches by the dynamic_filtering rule",
+    "batch_multiplier": "written as grpo.batch_multiplier by the dynamic_filtering rule",
     "judge": "the RLHF judge: NeMo-Gym genrm_compare resources-server settings (recipe.cluster.gym)",
     "init_from": "the stage's input checkpoint (policy.model_name), resolved by the stage plan",
     "teacher_candidate_every": "checkpointing.save_period already saves every candidate step on the cluster",

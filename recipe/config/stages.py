@@ -80,6 +80,11 @@ class RLStageConfig(OptimizerMixin):
         1, ge=1, description="Keep the batch full (DAPO): sample the missing number of prompts again until "
         "prompts_per_step groups are kept, at most this many generation rounds per step; the rest is the logged "
         "shortfall (NeMo-RL dynamic_sampling_max_gen_batches). 1 = no refill.")
+    batch_multiplier: float = Field(
+        1.0, ge=1.0, le=8.0, description="With dynamic filtering, a generation round samples this many times the "
+        "prompts it needs (round 0: prompts_per_step, a refill round: the shortfall), rounded up; kept groups beyond "
+        "prompts_per_step are not trained (NeMo-RL grpo.batch_multiplier). Oversampling in one round replaces refill "
+        "rounds, each of which costs a whole decode loop.")
     overlong_filtering: bool = Field(False, description="Exclude truncated responses from the loss.")
     overlong_reward_zero: bool = Field(True, description="A truncated (unfinished) response gets reward 0.")
     is_correction: bool = Field(False, description="Train/inference mismatch importance-sampling correction "

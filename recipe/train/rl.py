@@ -154,7 +154,7 @@ def rl_step(ctx: StageContext, scfg: RLStageConfig, opt, step: int, pools: dict[
                                  prompt_mask_max_reward=scfg.prompt_mask_max_reward)
 
     fill = rules.refill(draw_round, target=scfg.prompts_per_step, max_rounds=scfg.dynamic_filtering_max_rounds,
-                        enabled=grpo and scfg.dynamic_filtering)
+                        enabled=grpo and scfg.dynamic_filtering, multiplier=scfg.batch_multiplier)
     all_rewards = torch.cat([r for _, _, r in rounds])
     all_finished = torch.cat([ro.finished_B for _, ro, _ in rounds])
     metrics = {"step": step, "reward_mean": all_rewards.mean().item(), "kept_groups": len(fill.selected),

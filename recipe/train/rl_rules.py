@@ -13,7 +13,8 @@ Shapes: P prompt groups of G responses each (B = P * G rows, group-major), S tok
 - ``refill``: dynamic filtering keeps the batch full as DAPO does (NeMo-RL ``use_dynamic_sampling``): after the
   first round of ``target`` prompts, further rounds sample the missing number of prompts until ``target`` groups
   are kept or ``max_rounds`` rounds were drawn (NeMo-RL ``dynamic_sampling_max_gen_batches``); what is still
-  missing is the logged ``shortfall`` (NeMo-RL raises there; we train on what we have and log it).
+  missing is the logged ``shortfall`` (NeMo-RL raises there; we train on what we have and log it). A round can
+  oversample (``batch_multiplier``, NeMo-RL's key of that name), so that one round usually fills the batch.
 - ``trainable_rows``: the rows that enter the loss: in a kept group and with at least one unmasked token. Empty ->
   "nothing left to train": the step is logged with ``updated: false`` and the weights do not move.
 - ``teacher_rows``: MOPD routes every response to its domain's teacher (paper §4.4: one teacher per example, by
@@ -21,6 +22,7 @@ Shapes: P prompt groups of G responses each (B = P * G rows, group-major), S tok
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Callable, Hashable
 
@@ -64,15 +66,21 @@ class RefillResult:
 
 
 def refill(draw_round: Callable[[int, int], torch.Tensor], *, target: int, max_rounds: int,
-           enabled: bool) -> RefillResult:
+           enabled: bool, multiplier: float = 1.0) -> RefillResult:
     """Draw rounds until ``target`` groups are kept. ``draw_round(round, n_prompts)`` samples and scores
     ``n_prompts`` new groups and returns their keep mask [n_prompts]. Round 0 draws ``target`` prompts; a later
-    round draws the current shortfall. Without ``enabled`` (no dynamic filtering) there is exactly one round.
-    Kept groups beyond ``target`` are not selected (first come, first kept)."""
-    if target < 1 or max_rounds < 1:
-        raise ValueError(f"refill needs target >= 1 and max_rounds >= 1, got {target}, {max_rounds}")
+    round draws the current shortfall; with ``enabled``, both times ``multiplier`` (rounded up). Without ``enabled``
+    (no dynamic filtering) there is exactly one round of ``target`` prompts. Kept groups beyond ``target`` are not
+    selected (first come, first kept)."""
+    if target < 1 or max_rounds < 1 or multiplier < 1.0:
+        raise ValueError(f"refill needs target >= 1, max_rounds >= 1 and multiplier >= 1, got {target}, {max_rounds}, "
+                         f"{multiplier}")
     res = RefillResult(target=target)
-    n = target
+
+    def oversampled(k: int) -> int:
+        return math.ceil(k * multiplier - 1e-9) if enabled else k
+
+    n = oversampled(target)
     while res.rounds < (max_rounds if enabled else 1):
         keep = draw_round(res.rounds, n)
         if keep.shape != (n,):
@@ -80,9 +88,9 @@ def refill(draw_round: Callable[[int, int], torch.Tensor], *, target: int, max_r
         res.sampled_groups += n
         res.selected += [(res.rounds, int(g)) for g in keep.nonzero().flatten().tolist()][: target - len(res.selected)]
         res.rounds += 1
-        n = res.shortfall
-        if n == 0:
+        if res.shortfall == 0:
             break
+        n = oversampled(res.shortfall)
     return res
 
 
