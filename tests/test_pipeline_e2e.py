@@ -57,7 +57,8 @@ def test_all_notebooks_run_through_papermill(runs_dir, capsys):
     # the eval phase ran in the notebook kernel and its table reached this process's output
     summary = json.loads((run.path / "eval" / "swe_rl" / "summary.json").read_text())
     assert {f"tiny_{d}" for d in DOMAINS} <= set(summary["suites"])
-    assert "Evaluation results" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "Evaluation results" in printed
     # FAST's caps (16 tokens) cut the longer reference answers: SFT records it for validation and every stage
     short = run.read_manifest("sft")["generation_cap_shortfalls"]
     assert any(x.startswith("evaluation: cap 16 tokens < the longest code reference") for x in short), short
@@ -80,6 +81,12 @@ def test_all_notebooks_run_through_papermill(runs_dir, capsys):
     assert {s: d["input"] for s, d in data["deltas"].items()} == {
         "if_rl": "sft", "multi_domain_rl": "if_rl", "rlhf_branch": "sft", "mopd": "multi_domain_rl", "rlhf": "mopd",
         "long_context_rl": "rlhf", "code_rl": "long_context_rl", "swe_rl": "code_rl"}
+    # the CLI printed the deltas computed in the kernel (runner._report_deltas): the same as computed here
+    flat = " ".join(printed.split())
+    for stage, dl in data["deltas"].items():
+        line = f"{stage} vs {dl['input']} (paired bootstrap 95% CI, points): " + ", ".join(
+            f"{d} {e['score']:+.1f} [{e['ci_low']:+.1f}, {e['ci_high']:+.1f}]" for d, e in dl.items() if d != "input")
+        assert " ".join(line.split()) in flat, line
     # no stage loses its own domains: its validation (fixed seed) stays at or above its input's score minus the CI.
     # Measured (FAST, seed 0, n=16 report prompts): chat rlhf_branch 23.4 vs sft 15.6 (ci_low 3.9), mopd 10.9 vs
     # 15.6 (ci_low 3.9, margin 7.0), rlhf 21.9 vs 10.9 (ci_low 0.0); the other own domains are 0 before and after

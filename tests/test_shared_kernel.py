@@ -75,3 +75,21 @@ def test_run_code_returns_what_the_kernel_printed_and_raises_its_errors(tmp_path
         else:
             raise AssertionError("an exception in the kernel must be raised by run_code")
         assert int(kernel.run_code("import os; print(os.getpid())")) == pid  # the same kernel went on
+
+
+def test_report_deltas_come_from_the_kernel_or_fall_back_to_none():
+    """`recipe run` asks its kernel (torch loaded) for the report's bootstrap deltas; anything unexpected leaves
+    them to the CLI (None) instead of failing a finished run."""
+    from types import SimpleNamespace
+
+    from recipe.pipeline.runner import _DELTAS_MARK, _report_deltas
+
+    run = SimpleNamespace(run_id="r")
+    ok = SimpleNamespace(run_code=lambda code: f"noise\n{_DELTAS_MARK}" + '{"if_rl": {"input": "sft"}}\n')
+    assert _report_deltas(ok, run) == {"if_rl": {"input": "sft"}}
+
+    def fails(code):
+        raise RuntimeError("NameError (in the shared kernel)")
+
+    assert _report_deltas(SimpleNamespace(run_code=fails), run) is None
+    assert _report_deltas(SimpleNamespace(run_code=lambda code: "no marker\n"), run) is None

@@ -108,7 +108,10 @@ def report_data(run: RunDir) -> dict:
     return {"stages": stages, "deltas": deltas, "teachers": read_teachers(run)}
 
 
-def print_report(run: RunDir, not_run: list[str] | None = None, console: Console | None = None) -> None:
+def print_report(run: RunDir, not_run: list[str] | None = None, console: Console | None = None,
+                 deltas: dict | None = None) -> None:
+    """The run's table and per-stage deltas; ``deltas`` as ``report_data(run)["deltas"]`` when already computed
+    (the bootstrap draws with torch: `recipe run` has them computed in its kernel, which has torch loaded)."""
     console = console or Console()
     domains, rows = score_table(run)
     teachers = {d: {"stage": s} for d, s in teacher_marks(run).items()}
@@ -125,8 +128,9 @@ def print_report(run: RunDir, not_run: list[str] | None = None, console: Console
             cells.append("-" if v is None else f"{v:.1f}{mark}")
         table.add_row(r["stage"], *cells, "-" if r["average"] is None else f"{r['average']:.1f}")
     console.print(table)
-    data = report_data(run)
-    for stage, dl in data["deltas"].items():
+    if deltas is None:
+        deltas = report_data(run)["deltas"]
+    for stage, dl in deltas.items():
         console.print(f"{stage} vs {dl['input']} (paired bootstrap 95% CI, points): " + ", ".join(
             f"{d} {e['score']:+.1f} [{e['ci_low']:+.1f}, {e['ci_high']:+.1f}]" for d, e in dl.items() if d != "input"))
     if teachers:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -44,9 +45,17 @@ def select_stages(from_stage: str | None, until: str) -> list[str]:
     return list(STAGE_PLAN[lo:hi + 1])
 
 
+def _import_papermill() -> None:
+    try:
+        import papermill  # noqa: F401
+    except Exception:  # noqa: BLE001 - the import in _execute_notebook raises it where it belongs
+        pass
+
+
 def _execute_notebook(phase: str, run: RunDir, stage: str | None = None, kernel=None) -> None:
     """Execute ``phase``'s notebook into the run directory; on ``kernel`` (a :class:`SharedKernel`) when given,
     else on a kernel of its own."""
+    km = kernel.manager() if kernel is not None else None  # (re)started first: it boots while papermill imports
     import papermill as pm
     out = run.notebook_path(phase)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -57,7 +66,7 @@ def _execute_notebook(phase: str, run: RunDir, stage: str | None = None, kernel=
         params["run_missing"] = False  # `--until X` means the stages after X stay not run
     kernel_args = {"kernel_manager_class": "recipe.pipeline.kernel.IPCKernelManager"}
     if kernel is not None:
-        kernel_args = {"engine_name": register_shared_kernel_engine(), "km": kernel.manager()}
+        kernel_args = {"engine_name": register_shared_kernel_engine(), "km": km}
     pm.execute_notebook(str(notebook_for(phase)), str(out), parameters=params, kernel_name="python3",
                         progress_bar=False, cwd=str(Path.cwd()), log_output=False, **kernel_args)
 
@@ -74,6 +83,8 @@ def run_pipeline(profile: str = "tiny", run_id: str | None = None, overrides: li
     stages = select_stages(from_stage, until or cfg.run.until)
     for s in stages:  # fail before anything is written
         check_runnable(cfg, s)
+    if via_notebooks:  # papermill's imports (~2.5 s: nbformat -> jsonschema) overlap the kernel's start-up
+        threading.Thread(target=_import_papermill, name="import-papermill", daemon=True).start()
     existing = RunDir.for_id(run_id or default_run_id(cfg))
     if existing.exists():  # overrides re-resolve an existing run on purpose; another profile is refused
         check_run_matches(existing, profile, ())
@@ -101,9 +112,28 @@ def run_pipeline(profile: str = "tiny", run_id: str | None = None, overrides: li
                 from recipe.eval.run_phase import run_eval_phase
                 run_eval_phase(run, cfg, stages[-1])
             timings["eval"] = round(time.time() - t0, 2)
+        deltas = _report_deltas(kernel, run) if kernel is not None else None
     write_json_atomic(run.path / "timings.json", {"phases": timings, "total_s": round(sum(timings.values()), 2)})
-    print_report(run, not_run=not_run)
+    print_report(run, not_run=not_run, deltas=deltas)
     return run
+
+
+_DELTAS_MARK = "@@recipe-report-deltas "
+
+
+def _report_deltas(kernel: SharedKernel, run: RunDir) -> dict | None:
+    """The report's paired bootstrap deltas, computed in the kernel (torch is loaded there; importing it here would
+    cost the CLI ~2-3 s at the end of every run); None (the CLI computes them) if that fails."""
+    import json
+    try:
+        out = kernel.run_code("import json as _json\nfrom recipe.pipeline.report import report_data as _report_data\n"
+                              "from recipe.runs.layout import RunDir as _RunDir\n"
+                              f"print({_DELTAS_MARK!r} + _json.dumps(_report_data(_RunDir.for_id({run.run_id!r}))"
+                              "['deltas']))")
+        line = next(ln for ln in out.splitlines() if ln.startswith(_DELTAS_MARK))
+        return json.loads(line[len(_DELTAS_MARK):])
+    except (RuntimeError, StopIteration, ValueError):
+        return None
 
 
 def _run_phases(run: RunDir, cfg, phases: list[str], via_notebooks: bool, kernel) -> dict[str, float]:
