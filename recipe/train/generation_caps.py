@@ -41,7 +41,7 @@ def reference_answer_tokens(tokenizer, records: list[dict], thinking: bool) -> l
     """Token count of each record's reference answer as SFT renders it (``<|im_end|>`` included)."""
     from recipe.train.sft import SFTExamples
     ex = SFTExamples(tokenizer, records, max_len=1 << 30)
-    return [len(ex.get(i, thinking)[1]) for i in range(len(records))]
+    return [len(a) for _, a in ex.get_many([(i, thinking) for i in range(len(records))])]
 
 
 def _rl_phases(cfg: RecipeConfig, stage: str) -> list[tuple[str, object]]:
