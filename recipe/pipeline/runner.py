@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -45,17 +44,9 @@ def select_stages(from_stage: str | None, until: str) -> list[str]:
     return list(STAGE_PLAN[lo:hi + 1])
 
 
-def _import_papermill() -> None:
-    try:
-        import papermill  # noqa: F401
-    except Exception:  # noqa: BLE001 - the import in _execute_notebook raises it where it belongs
-        pass
-
-
 def _execute_notebook(phase: str, run: RunDir, stage: str | None = None, kernel=None) -> None:
     """Execute ``phase``'s notebook into the run directory; on ``kernel`` (a :class:`SharedKernel`) when given,
     else on a kernel of its own."""
-    km = kernel.manager() if kernel is not None else None  # (re)started first: it boots while papermill imports
     import papermill as pm
     out = run.notebook_path(phase)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -66,7 +57,7 @@ def _execute_notebook(phase: str, run: RunDir, stage: str | None = None, kernel=
         params["run_missing"] = False  # `--until X` means the stages after X stay not run
     kernel_args = {"kernel_manager_class": "recipe.pipeline.kernel.IPCKernelManager"}
     if kernel is not None:
-        kernel_args = {"engine_name": register_shared_kernel_engine(), "km": km}
+        kernel_args = {"engine_name": register_shared_kernel_engine(), "km": kernel.manager()}
     pm.execute_notebook(str(notebook_for(phase)), str(out), parameters=params, kernel_name="python3",
                         progress_bar=False, cwd=str(Path.cwd()), log_output=False, **kernel_args)
 
@@ -83,8 +74,6 @@ def run_pipeline(profile: str = "tiny", run_id: str | None = None, overrides: li
     stages = select_stages(from_stage, until or cfg.run.until)
     for s in stages:  # fail before anything is written
         check_runnable(cfg, s)
-    if via_notebooks:  # papermill's imports (~2.5 s: nbformat -> jsonschema) overlap the kernel's start-up
-        threading.Thread(target=_import_papermill, name="import-papermill", daemon=True).start()
     existing = RunDir.for_id(run_id or default_run_id(cfg))
     if existing.exists():  # overrides re-resolve an existing run on purpose; another profile is refused
         check_run_matches(existing, profile, ())
