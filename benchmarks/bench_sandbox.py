@@ -7,6 +7,10 @@ workers, i.e. overhead <= 1.3x), and math-verify checks per second.
 Bare = ``subprocess.run([python3, main.py])`` in a temp dir; sandboxed = ``recipe.sandbox.run`` (bubblewrap,
 own uid, launcher with rlimits and seccomp, output capture, sweep, work dir created and removed).
 
+``--decompose`` adds where a sandboxed run's time goes: bare ``true``, the uid switch, namespaces alone
+(``unshare``), a minimal ``bwrap --unshare-all``, our ``bwrap`` argv, with the launcher and Python, and the whole
+``recipe.sandbox.run`` (docs/SPEED.md, tenth session).
+
 When run as root (every sandboxed run then gets its own uid), it also times sandboxed runs from a parent that
 holds ``--parent-mib`` MiB (default 2048, about a tiny trainer's RSS), with the uid switched by ``setpriv`` (what
 the runner uses) against ``Popen(user=...)``, which forks the parent's whole address space instead of ``vfork``.
@@ -57,6 +61,50 @@ def rate(fn, n: int, workers: int) -> float:
     return n / (time.perf_counter() - t)
 
 
+def decomposition(n: int, workers: int) -> list[tuple[str, float, float]]:
+    """(what, ms a run at 1 worker, ms a run at ``workers``) for the pieces of one sandboxed run."""
+    import shutil
+
+    from recipe.sandbox import Limits
+    from recipe.sandbox.bwrap import build_argv
+    from recipe.sandbox.runner import drop_uid_prefix
+
+    lim = Limits()
+    work = Path(tempfile.mkdtemp(prefix="bench-sbx-"))
+    (work / "main.py").write_text(PROGRAM)
+    uid = 300_000 + os.getpid() % 1000 if os.geteuid() == 0 else None
+    drop = (drop_uid_prefix(uid) or []) if uid is not None else []
+    if uid is not None:
+        for p in (work, work / "main.py"):
+            os.chown(p, uid, uid)
+    usr = ["--ro-bind", "/usr", "/usr", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64"]
+    r, w = os.pipe()
+    ours = build_argv(work, ["/usr/bin/true"], lim, disable_userns=bool(probe().get("disable_userns")), report_fd=None)
+    ours_py = build_argv(work, ["python3", "main.py"], lim, disable_userns=bool(probe().get("disable_userns")),
+                         report_fd=w)
+    cases = [("bare python3 main.py", ["/usr/bin/python3", str(work / "main.py")]), ("bare true", ["/usr/bin/true"])]
+    if drop:
+        cases.append(("uid switch (setpriv) + true", [*drop, "/usr/bin/true"]))
+    if shutil.which("unshare"):
+        cases += [("+ user namespace (unshare -U)", [*drop, "unshare", "-U", "/usr/bin/true"]),
+                  ("+ user, net namespaces (unshare -Un)", [*drop, "unshare", "-Un", "/usr/bin/true"])]
+    cases += [("minimal bwrap --unshare-all + true", [*drop, "bwrap", "--unshare-all", *usr, "--", "/usr/bin/true"]),
+              ("our bwrap argv + true", [*drop, *ours]),
+              ("our bwrap argv + launcher + python3 main.py", [*drop, *ours_py])]
+
+    def runner(argv):
+        return lambda: subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, pass_fds=(w,),
+                                      env={"PATH": "/usr/bin:/bin"}, start_new_session=True)
+
+    rows = [(name, 1000 / rate(runner(argv), n, 1), 1000 / rate(runner(argv), n, workers)) for name, argv in cases]
+    rows.append(("recipe.sandbox.run (+ work dir, output threads, sweep)", 1000 / rate(sandbox_once, n, 1),
+                 1000 / rate(sandbox_once, n, workers)))
+    os.close(r)
+    os.close(w)
+    shutil.rmtree(work, ignore_errors=True)
+    return rows
+
+
 def math_rate(n: int) -> float:
     from recipe.rewards.math_verifier import check_math
 
@@ -75,6 +123,7 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=40, help="executions per measurement")
     ap.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
     ap.add_argument("--math-n", type=int, default=200)
+    ap.add_argument("--decompose", action="store_true", help="also time the pieces of one sandboxed run")
     ap.add_argument("--parent-mib", type=int, default=2048, help="as root: resident MiB of the parent for the uid-switch rows")
     a = ap.parse_args()
     if not probe().get("available"):
@@ -107,6 +156,13 @@ def main() -> None:
     m = math_rate(a.math_n)
     table.add_row("math-verify checks", "1", f"{m:.1f}", f"{1000 / m:.2f}")
     Console().print(table)
+    if a.decompose:
+        parts = Table(title="where a sandboxed run's time goes (ms a run)")
+        for col in ("what runs", "1 worker", f"{a.workers} workers"):
+            parts.add_column(col)
+        for name, one, many in decomposition(a.n, a.workers):
+            parts.add_row(name, f"{one:.1f}", f"{many:.1f}")
+        Console().print(parts)
     if 2 in results:
         b, s = results[2]
         print(f"sandbox target (>= 1/1.3 of bare at 2 workers): {'MET' if b / s <= 1.3 else 'NOT MET'} ({b / s:.2f}x)")
