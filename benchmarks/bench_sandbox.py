@@ -66,8 +66,7 @@ def decomposition(n: int, workers: int) -> list[tuple[str, float, float]]:
     import shutil
 
     from recipe.sandbox import Limits
-    from recipe.sandbox.bwrap import build_argv
-    from recipe.sandbox.runner import drop_uid_prefix
+    from recipe.sandbox.bwrap import build_argv, drop_uid_prefix
 
     lim = Limits()
     work = Path(tempfile.mkdtemp(prefix="bench-sbx-"))
@@ -139,18 +138,21 @@ def main() -> None:
         table.add_row("sandboxed (bwrap)", str(w), f"{s:.1f}", f"{1000 / s:.1f}")
         table.add_row("isolation overhead", str(w), f"{b / s:.2f}x", "target <= 1.3x at 2 workers" if w == 2 else "")
     if os.geteuid() == 0 and a.parent_mib > 0:
-        import recipe.sandbox.runner as runner
+        import recipe.sandbox.bwrap as bwrap
 
         ballast = bytearray(a.parent_mib << 20)
         for i in range(0, len(ballast), 4096):
             ballast[i] = 1  # touch every page: resident, as a trainer's weights and optimizer state are
-        have_setpriv = runner.setpriv_path()
-        for switch in ("setpriv", "popen"):
-            if switch == "setpriv" and have_setpriv is None:
+        real = bwrap.setpriv_path
+        for switch, lookup in (("setpriv", real), ("popen", lambda: None)):
+            if lookup() is None and switch == "setpriv":
                 table.add_row(f"sandboxed, parent {a.parent_mib} MiB, uid via setpriv", str(a.workers), "-", "setpriv missing")
                 continue
-            runner.setpriv_path = (lambda p=have_setpriv: p) if switch == "setpriv" else (lambda: None)
-            r = rate(sandbox_once, a.n, a.workers)
+            bwrap.setpriv_path = lookup  # each Session reads it when it is created
+            try:
+                r = rate(sandbox_once, a.n, a.workers)
+            finally:
+                bwrap.setpriv_path = real
             table.add_row(f"sandboxed, parent {a.parent_mib} MiB, uid via {switch}", str(a.workers), f"{r:.1f}", f"{1000 / r:.1f}")
         del ballast
     m = math_rate(a.math_n)

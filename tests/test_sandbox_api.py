@@ -149,11 +149,11 @@ _IDENTITY = ["python3", "-c", "import os; print(os.getuid(), os.geteuid(), os.ge
 def test_root_host_runs_each_session_as_its_own_uid_without_groups_or_capabilities(monkeypatch, switch):
     """Both ways of switching uid (setpriv before bwrap, or Popen's own setuid) give the program the session's
     uid and gid, no supplementary groups and no capabilities."""
-    import recipe.sandbox.runner as runner
+    import recipe.sandbox.bwrap as bwrap
 
     if switch == "popen":
-        monkeypatch.setattr(runner, "setpriv_path", lambda: None)
-    elif runner.setpriv_path() is None:
+        monkeypatch.setattr(bwrap, "setpriv_path", lambda: None)
+    elif bwrap.setpriv_path() is None:
         pytest.skip("util-linux setpriv not installed")
     with Session() as s:
         v = s.run(_IDENTITY)

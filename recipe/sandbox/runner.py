@@ -16,7 +16,6 @@ which case only rlimits, a cleared environment and the private work dir apply (`
 """
 from __future__ import annotations
 
-import functools
 import os
 import secrets
 import shutil
@@ -28,34 +27,14 @@ import time
 from pathlib import Path
 from typing import Iterable
 
-from recipe.sandbox.bwrap import SAFE_PATH, SandboxUnavailable, build_argv, cpu_limit, launcher_prefix, prlimit_prefix, probe
+from recipe.sandbox.bwrap import (SAFE_PATH, SandboxUnavailable, build_argv, cpu_limit, drop_uid_prefix, launcher_prefix,
+                                  prlimit_prefix, probe)
 from recipe.sandbox.launcher import launcher_path
 from recipe.sandbox.types import Limits, Verdict
 
 _MEMORY_MARKERS = ("MemoryError", "std::bad_alloc", "Cannot allocate memory", "out of memory", "memory exhausted")
 _FATAL_SIGNALS = {signal.SIGSEGV, signal.SIGABRT, signal.SIGBUS, signal.SIGFPE, signal.SIGILL, signal.SIGTRAP}
 _UID_BASE, _UID_SPAN = 200_000, 800_000
-
-
-@functools.lru_cache(maxsize=1)
-def setpriv_path() -> str | None:
-    """util-linux ``setpriv`` if it is root-owned and writable by root only (it runs as root), else None."""
-    path = shutil.which("setpriv", path="/usr/bin:/bin:/usr/sbin:/sbin")
-    if path is None:
-        return None
-    st = os.stat(path)
-    return path if st.st_uid == 0 and not st.st_mode & 0o022 else None
-
-
-def drop_uid_prefix(uid: int) -> list[str] | None:
-    """argv prefix that switches a root parent's child to ``uid`` (real, effective and saved uid and gid; no
-    supplementary groups) before it execs the rest, or None when ``setpriv`` is missing.
-
-    Why not ``Popen(user=, group=, extra_groups=)``: CPython then cannot use ``vfork`` and copies the parent's
-    page tables with a full ``fork``. Under a trainer holding 2 GB that costs ~100 ms a sandboxed run instead of
-    ~1-3 ms (benchmarks/bench_sandbox.py), and code RL starts hundreds of runs a stage."""
-    exe = setpriv_path()
-    return None if exe is None else [exe, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--"]
 
 
 def _uid_processes(uid: int) -> list[int]:
@@ -133,6 +112,8 @@ class Session:
                                      "Install bubblewrap, or pass unsafe_no_isolation=True / --unsafe-no-isolation "
                                      "only for code you trust.")
         self.uid = (_UID_BASE + secrets.randbelow(_UID_SPAN)) if os.geteuid() == 0 else None
+        # how a run switches to that uid: setpriv before bwrap (keeps Popen's vfork), else Popen(user=...)
+        self._uid_prefix = drop_uid_prefix(self.uid) if self.uid is not None else None
         root = Path(base_dir or tempfile.gettempdir())
         self.path = Path(tempfile.mkdtemp(prefix="recipe-sbx-", dir=root))
         os.chmod(self.path, 0o700)
@@ -176,7 +157,7 @@ class Session:
             return {"mode": "none", "warning": "unsafe_no_isolation: rlimits and a private work dir only"}
         return {"mode": "bubblewrap", "bwrap": self._info.get("version"), "namespaces": "user,pid,net,ipc,uts,cgroup,mount",
                 "network": False, "own_uid": self.uid is not None,
-                "uid_switch": None if self.uid is None else ("setpriv" if setpriv_path() else "popen"),
+                "uid_switch": None if self.uid is None else ("setpriv" if self._uid_prefix else "popen"),
                 "userns_disabled_inside": bool(self._info.get("disable_userns")),
                 "fs": "ro /usr,/lib*,/etc/{alternatives,ld.so.*}; tmpfs /tmp; rw /work only", "env": "cleared",
                 "rlimits": {"cpu_s": cpu_limit(self.limits), "as_mb": self.limits.memory_mb,
@@ -195,12 +176,10 @@ class Session:
             argv = [*(launcher_prefix(launcher, wfd, lim) if launcher else prlimit_prefix(lim)), *program]
             cwd = str(self.path)
         kwargs = {}
-        if self.uid is not None:
-            prefix = drop_uid_prefix(self.uid)
-            if prefix is not None:
-                argv = [*prefix, *argv]
-            else:
-                kwargs = {"user": self.uid, "group": self.uid, "extra_groups": []}
+        if self._uid_prefix is not None:
+            argv = [*self._uid_prefix, *argv]
+        elif self.uid is not None:
+            kwargs = {"user": self.uid, "group": self.uid, "extra_groups": []}
         env = {"PATH": SAFE_PATH, "HOME": "/work" if self.isolated else str(self.path), "LANG": "C.UTF-8"}
         t0 = time.monotonic()
         try:

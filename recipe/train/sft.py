@@ -29,9 +29,6 @@ class SFTExamples:
     def __init__(self, tokenizer, records: list[dict], max_len: int):
         self.tok, self.records, self.max_len, self._cache = tokenizer, records, max_len, {}
 
-    def get(self, i: int, thinking: bool) -> tuple[list[int], list[int]]:
-        return self.get_many([(i, thinking)])[0]
-
     def get_many(self, keys: list[tuple[int, bool]]) -> list[tuple[list[int], list[int]]]:
         """(prompt ids, answer ids) per (record index, thinking); what is not cached yet is tokenized in one call
         (the fast tokenizer's per-call overhead was ~2 s of the tiny SFT stage when it ran once per text)."""
