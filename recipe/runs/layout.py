@@ -171,10 +171,10 @@ class RunDir:
     def append_metrics(self, stage: str, row: dict) -> None:
         p = self.metrics_path(stage)
         p.parent.mkdir(parents=True, exist_ok=True)
+        # Flushed, not fsynced (as the step checkpoints): a killed process loses nothing written, and a resume drops
+        # the rows after its checkpoint. An fsync per row cost ~3 ms: ~5 s of a tiny run's ~1,600 (with TensorBoard's)
         with open(p, "a") as f:
             f.write(json.dumps(row, sort_keys=True) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
         from recipe.runs import tb_events  # the same row as TensorBoard scalars, NeMo-RL tag names
         tb_events.append_row(self.stage_dir(stage), row)
 

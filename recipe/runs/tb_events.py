@@ -63,7 +63,7 @@ def row_scalars(row: dict) -> dict[str, float]:
     return out
 
 
-def _write(path: Path, rows: list[dict], mode: str) -> None:
+def _write(path: Path, rows: list[dict], mode: str, sync: bool) -> None:
     from tensorboard.summary.writer.record_writer import RecordWriter
     path.parent.mkdir(parents=True, exist_ok=True)
     new = mode == "wb" or not path.exists()
@@ -75,16 +75,17 @@ def _write(path: Path, rows: list[dict], mode: str) -> None:
             if "step" in r:
                 w.write(_event_bytes(int(r["step"]), row_scalars(r), time.time()))
         f.flush()
-        os.fsync(f.fileno())
+        if sync:
+            os.fsync(f.fileno())
 
 
 def append_row(stage_dir: Path, row: dict) -> None:
-    _write(events_dir(stage_dir) / EVENTS_NAME, [row], "ab")
+    _write(events_dir(stage_dir) / EVENTS_NAME, [row], "ab", sync=False)  # as metrics.jsonl (RunDir.append_metrics)
 
 
 def rewrite(stage_dir: Path, rows: list[dict]) -> None:
     """Replace the stage's event file by ``rows`` (after a resume truncated metrics.jsonl)."""
     path = events_dir(stage_dir) / EVENTS_NAME
     tmp = path.with_name(f".{EVENTS_NAME}.{socket.gethostname()}.{os.getpid()}.tmp")
-    _write(tmp, rows, "wb")
+    _write(tmp, rows, "wb", sync=True)
     os.replace(tmp, path)
