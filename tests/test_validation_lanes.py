@@ -80,3 +80,47 @@ def test_a_dead_worker_is_replaced_at_the_next_validation(setup):
     rows, _ = _validate(setup, lanes=2, domains=["mcqa", "chat"])
     assert {r["domain"] for r in rows} == {"mcqa", "chat"}
     assert lanes._LANES[0].proc is not first and all(lane.alive() for lane in lanes._LANES)
+
+
+_FORKED = r"""
+import sys, torch
+sys.path.insert(0, sys.argv[1])
+from recipe.eval import lanes
+lanes.prestart_lanes(2, fork=True)          # as recipe run's kernel: before any torch work
+procs = [lane.proc for lane in lanes._LANES]
+assert all(isinstance(p, lanes._ForkedWorker) for p in procs), procs
+from hub_server.tiny import tiny_val_splits
+from recipe.config import load_config
+from recipe.eval.validate import validate_samples
+from recipe.model.build import build_tiny
+cfg = load_config("tiny")
+splits = tiny_val_splits(cfg, n=3)
+corpus = [m["content"] for d in cfg.domains.names for r in splits[d]["val"] for m in r["messages"]]
+model, tok = build_tiny(cfg.model, corpus, seed=3)
+tok.padding_side = "left"
+ecfg = cfg.evaluation.model_copy(update={"max_new_tokens": 8, "max_new_tokens_per_domain": {}})
+torch.set_num_threads(1)
+laned = validate_samples(model, tok, splits, cfg.domains.names, ecfg.model_copy(update={"lanes": 2}), split="val", seed=5)
+assert [lane.proc for lane in lanes._LANES] == procs           # the forked workers did the work
+serial = validate_samples(model, tok, splits, cfg.domains.names, ecfg.model_copy(update={"lanes": 1}), split="val", seed=5)
+assert laned == serial and {r["domain"] for r in serial} == set(cfg.domains.names)
+lanes.shutdown_lanes()       # each worker exits on EOF: no other process (the other lane) holds its pipe open
+assert [p.returncode for p in procs] == [0, 0], [p.returncode for p in procs]
+print("forked lanes ok")
+"""
+
+
+def test_lanes_forked_from_a_fresh_process_give_the_same_rows_and_exit_on_hang_up(tmp_path):
+    """recipe run forks its lanes from the kernel after its imports; fork is only safe before torch work, so this
+    runs in a fresh interpreter."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    tests_dir = Path(__file__).resolve().parent
+    script = tmp_path / "forked.py"
+    script.write_text(_FORKED)
+    out = subprocess.run([sys.executable, str(script), str(tests_dir)], capture_output=True, text=True, timeout=300,
+                         cwd=tests_dir.parent)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "forked lanes ok" in out.stdout

@@ -24,6 +24,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 import traceback
 from multiprocessing.connection import Connection, wait
 
@@ -37,13 +38,16 @@ class _Lane:
     this process and its own child; nothing from outside is unpickled). A module of its own, not
     ``multiprocessing``'s spawn: that re-runs the caller's ``__main__`` script in every worker."""
 
-    def __init__(self):
+    def __init__(self, fork: bool = False):
         to_r, to_w = os.pipe()
         from_r, from_w = os.pipe()
-        env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
-        self.proc = subprocess.Popen([sys.executable, "-m", "recipe.eval.lanes", str(to_r), str(from_w)],
-                                     pass_fds=(to_r, from_w), env=env, stdin=subprocess.DEVNULL,
-                                     start_new_session=True)  # a Ctrl-C or kernel interrupt reaches this process only
+        if fork:
+            self.proc = _ForkedWorker(to_r, from_w)
+        else:
+            env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+            self.proc = subprocess.Popen([sys.executable, "-m", "recipe.eval.lanes", str(to_r), str(from_w)],
+                                         pass_fds=(to_r, from_w), env=env, stdin=subprocess.DEVNULL,
+                                         start_new_session=True)  # a Ctrl-C or kernel interrupt reaches this only
         os.close(to_r)
         os.close(from_w)
         self.tx, self.rx = Connection(to_w, readable=False), Connection(from_r, writable=False)
@@ -66,22 +70,82 @@ class _Lane:
             self.proc.wait()
 
 
+class _ForkedWorker:
+    """A lane worker forked from this process (the ``subprocess.Popen`` methods the lanes use): it starts with
+    everything this process has imported, so it costs no start-up. Only for a process that has run no torch
+    parallel region yet (a forked OpenMP runtime is unsafe); later workers are spawned."""
+
+    def __init__(self, rx_fd: int, tx_fd: int):
+        self.returncode: int | None = None
+        self.pid = os.fork()
+        if self.pid == 0:  # the child: never returns into the caller's code
+            code = 1
+            try:
+                os.setsid()                               # as start_new_session: the parent's Ctrl-C is not ours
+                keep = sorted({rx_fd, tx_fd})             # close every other inherited descriptor: another lane's
+                os.closerange(3, keep[0])                 # pipe end kept here would hide its EOF, and the
+                os.closerange(keep[0] + 1, keep[1])       # parent's sockets (a Jupyter kernel's) are not ours
+                os.closerange(keep[1] + 1, os.sysconf("SC_OPEN_MAX"))
+                devnull = os.open(os.devnull, os.O_RDONLY)
+                os.dup2(devnull, 0)
+                os.close(devnull)
+                sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__   # not a Jupyter kernel's output streams
+                os.environ.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+                _serve(rx_fd, tx_fd)
+                code = 0
+            except BaseException:
+                traceback.print_exc()
+            finally:
+                os._exit(code)
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if deadline is not None and time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired(f"lane worker {self.pid}", timeout)
+            time.sleep(0.005)
+        return self.returncode
+
+    def kill(self) -> None:
+        if self.poll() is None:
+            os.kill(self.pid, signal.SIGKILL)
+
+
 _LANES: list[_Lane] = []
 
 
-def _lanes(n: int) -> list[_Lane]:
+def _lanes(n: int, fork: bool = False) -> list[_Lane]:
     global _LANES
     if len(_LANES) != n or not all(lane.alive() for lane in _LANES):
         shutdown_lanes()
-        _LANES = [_Lane() for _ in range(n)]
+        _LANES = [_Lane(fork=fork) for _ in range(n)]
     return _LANES
 
 
-def prestart_lanes(n: int) -> None:
+def prestart_lanes(n: int, fork: bool = False) -> None:
     """Start ``n`` lane workers now, without waiting: they import torch, transformers and the verifiers while this
-    process does other (single-threaded) work, e.g. a run's data phase. Nothing happens for ``n`` <= 1."""
+    process does other (single-threaded) work, e.g. a run's data phase. Nothing happens for ``n`` <= 1.
+
+    ``fork``: fork them from this process instead, after importing what they need here (``recipe run``'s kernel,
+    before the data notebook, which imports the same modules): no second and third import of torch and
+    transformers competing with this process's for the two cores. Only before this process runs torch work."""
     if n > 1:
-        _lanes(n)
+        if fork:
+            _import_worker_modules()
+        _lanes(n, fork=fork)
+
+
+def _import_worker_modules() -> None:
+    import recipe.eval.validate  # noqa: F401  (what every task needs, imported before the first one arrives)
+    import recipe.train.agentic  # noqa: F401
+    from transformers import AutoModelForCausalLM  # noqa: F401
 
 
 def shutdown_lanes(kill: bool = False, wait: bool = True) -> None:
@@ -204,7 +268,5 @@ def _serve(rx_fd: int, tx_fd: int) -> None:
 
 
 if __name__ == "__main__":
-    import recipe.eval.validate  # noqa: F401  (import what every task needs before the first one arrives)
-    import recipe.train.agentic  # noqa: F401
-    from transformers import AutoModelForCausalLM  # noqa: F401
+    _import_worker_modules()
     _serve(int(sys.argv[1]), int(sys.argv[2]))

@@ -81,8 +81,9 @@ def run_pipeline(profile: str = "tiny", run_id: str | None = None, overrides: li
     not_run = [s for s in STAGE_PLAN if s not in stages]
     console.print(f"[bold]run[/] {run.run_id} ({cfg.profile}) -> {run.path}")
     console.print(f"stages: {' -> '.join(stages)}" + (f"   (not run: {', '.join(not_run)})" if not_run else ""))
-    # validation lanes (recipe.eval.lanes) start with the run: their imports overlap the data phase's one thread
-    prestart = f"from recipe.eval.lanes import prestart_lanes; prestart_lanes({cfg.evaluation.lanes})"
+    # validation lanes (recipe.eval.lanes) start with the run; in the shared kernel they are forked from it after
+    # its imports (before any torch work), so they cost no import of their own beside the data phase
+    prestart = f"from recipe.eval.lanes import prestart_lanes; prestart_lanes({cfg.evaluation.lanes}, fork=True)"
     kernel = None
     if via_notebooks and not kernel_per_notebook:
         kernel = SharedKernel(cwd=str(Path.cwd()), startup_code=prestart if cfg.evaluation.lanes > 1 else "")
