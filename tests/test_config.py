@@ -130,6 +130,20 @@ def test_semantic_validation():
         load_config("tiny", ["mopd.importance_mask_low=1.5"])
     with pytest.raises(ConfigError, match="generations_per_prompt >= 2"):
         load_config("tiny", ["if_rl.generations_per_prompt=1"])
+    with pytest.raises(ConfigError, match=r"sft.domain_fraction: unknown domain\(s\) longcontext"):
+        load_config("tiny", ["sft.domain_fraction={longcontext: 0.5}"])
+    with pytest.raises(ConfigError, match=r"domain_fraction: each value must be in \(0, 1\]"):
+        load_config("tiny", ["sft.domain_fraction={long_context: 0.0}"])
+
+
+def test_sft_domain_fraction_keeps_the_first_records():
+    from recipe.train.sft import sft_records
+    train = [{"id": i, "metadata": {"pool": "rl" if i % 3 == 0 else "sft"}} for i in range(12)]
+    sft_ids = [r["id"] for r in train if r["metadata"]["pool"] == "sft"]          # 8 records
+    assert [r["id"] for r in sft_records(train)] == sft_ids
+    assert [r["id"] for r in sft_records(train, 1.0)] == sft_ids
+    assert [r["id"] for r in sft_records(train, 0.5)] == sft_ids[:4]
+    assert [r["id"] for r in sft_records(train, 0.3)] == sft_ids[:3]           # rounded up: 2.4 -> 3
 
 
 def test_resolved_config_round_trips(tmp_path):

@@ -187,6 +187,7 @@ NOT_NEMO_RL_KEYS: dict[str, str] = {
     "teacher_candidate_every": "checkpointing.save_period already saves every candidate step on the cluster",
     "log_every": "NeMo-RL logs every step",
     "mode_mix": "tiny-domain rendering only (SFT data is already rendered per mode)",
+    "domain_fraction": "tiny-domain SFT pool only (the released SFT data is mixed by data.sft_data.configs)",
     "planned_steps": "SFT schedule length: becomes lr_decay_iters (rule for lr_schedule above)",
 }
 

@@ -149,8 +149,10 @@ class RecipeConfig(_Section):
 
     @model_validator(mode="after")
     def _capped_domains_exist(self) -> "RecipeConfig":
-        unknown = sorted(set(self.evaluation.max_new_tokens_per_domain) - set(self.domains.names))
-        if unknown:
-            raise ValueError(f"evaluation.max_new_tokens_per_domain: unknown domain(s) {', '.join(unknown)} "
-                             f"(domains.names: {', '.join(self.domains.names)})")
+        for key, named in (("evaluation.max_new_tokens_per_domain", self.evaluation.max_new_tokens_per_domain),
+                           ("sft.domain_fraction", self.sft.domain_fraction)):
+            unknown = sorted(set(named) - set(self.domains.names))
+            if unknown:
+                raise ValueError(f"{key}: unknown domain(s) {', '.join(unknown)} "
+                                 f"(domains.names: {', '.join(self.domains.names)})")
         return self

@@ -42,7 +42,17 @@ class SFTConfig(OptimizerMixin):
     mode_mix: dict[str, float] = Field(
         default_factory=lambda: {"thinking": 0.5, "instruct": 0.5},
         description="Share of examples rendered in thinking vs instruct mode (tiny domains only).")
+    domain_fraction: dict[str, float] = Field(
+        default_factory=dict, description="Fraction of a domain's SFT records kept in the SFT pool, the first ones "
+        "in file order (default 1.0 each; tiny domains only: released SFT data is mixed by its own configs).")
     save_every: int = Field(100, gt=0, description="Atomic step checkpoint every N steps (resume point).")
+
+    @model_validator(mode="after")
+    def _fractions_in_range(self) -> "SFTConfig":
+        bad = {d: f for d, f in self.domain_fraction.items() if not 0.0 < f <= 1.0}
+        if bad:
+            raise ValueError(f"domain_fraction: each value must be in (0, 1], got {bad}")
+        return self
     log_every: int = Field(10, gt=0)
 
 

@@ -50,7 +50,8 @@ DOCS: dict[str, PhaseDoc] = {
         "domain.", "RL needs a policy that already emits the chat format and sometimes the right answer "
         "(paper §3.1).",
         r"$$\mathcal{L}_{\mathrm{SFT}}(\theta)=-\frac{1}{\sum_i|y_i|}\sum_i\sum_t\log\pi_\theta(y_{i,t}\mid x_i,y_{i,<t})$$",
-        ("steps", "global_batch", "max_seq_len", "lr", "min_lr", "lr_schedule", "warmup_steps", "mode_mix"),
+        ("steps", "global_batch", "max_seq_len", "lr", "min_lr", "lr_schedule", "warmup_steps", "mode_mix",
+         "domain_fraction"),
         "`train/loss` falling smoothly (spikes after warm-up mean the LR is too high); every domain's validation "
         "score above zero, which is what RL starts from."),
     "if_rl": PhaseDoc(

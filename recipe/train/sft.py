@@ -7,6 +7,7 @@ At paper scale, packing into 256K sequences happens in NeMo-RL (cluster backend)
 """
 from __future__ import annotations
 
+import math
 import random
 import time
 
@@ -62,9 +63,15 @@ class SFTExamples:
         return ids, attn, mask
 
 
+def sft_records(train: list[dict], fraction: float | None = None) -> list[dict]:
+    """A domain's SFT pool: its ``sft``-pool training records, the first ``fraction`` of them (rounded up) if set."""
+    records = pool(train, "sft")
+    return records if fraction is None else records[: math.ceil(fraction * len(records))]
+
+
 def train_sft(ctx: StageContext, scfg: SFTConfig) -> dict:
     model, tok = ctx.model, ctx.tokenizer
-    records = [r for d in ctx.cfg.domains.names for r in pool(ctx.splits[d]["train"], "sft")]
+    records = [r for d in ctx.cfg.domains.names for r in sft_records(ctx.splits[d]["train"], scfg.domain_fraction.get(d))]
     data = SFTExamples(tok, records, scfg.max_seq_len)
     p_think = scfg.mode_mix.get("thinking", 0.0) / max(1e-9, sum(scfg.mode_mix.values()))
     opt = torch.optim.AdamW(model.parameters(), lr=scfg.lr, betas=tuple(scfg.adam_betas),
