@@ -62,6 +62,31 @@ def test_startup_code_runs_once_per_kernel_and_its_errors_are_raised(tmp_path):
             kernel.manager()
 
 
+def test_start_early_runs_the_startup_code_once_while_the_caller_goes_on(tmp_path):
+    import pytest
+
+    # the start-up code ends only once the caller has gone on (a file it writes after start_early returned):
+    # a start_early that waited for it would fail here, and manager() must wait for it
+    go = tmp_path / "go"
+    code = ("import json, os, time\nt = time.monotonic()\n"
+            f"while not os.path.exists({str(go)!r}):\n"
+            "    assert time.monotonic() - t < 60, 'start_early waited for the start-up code'\n"
+            "    time.sleep(0.01)\n"
+            "json._recipe_started = getattr(json, '_recipe_started', 0) + 1")
+    nb = _notebook(tmp_path / "a.ipynb", "import json\nprint(json._recipe_started)")
+    with SharedKernel(cwd=str(tmp_path), startup_code=code) as kernel:
+        kernel.start_early()
+        go.write_text("")
+        assert kernel.starts == 1
+        out_1, _ = _run(kernel, nb, tmp_path / "a1.ipynb")
+        out_2, _ = _run(kernel, nb, tmp_path / "a2.ipynb")
+        assert out_1[0]["text"].strip() == out_2[0]["text"].strip() == "1" and kernel.starts == 1
+    with SharedKernel(cwd=str(tmp_path), startup_code="raise ValueError('no lanes here')") as kernel:
+        kernel.start_early()
+        with pytest.raises(RuntimeError, match="no lanes here"):
+            kernel.manager()
+
+
 def test_run_code_returns_what_the_kernel_printed_and_raises_its_errors(tmp_path):
     with SharedKernel(cwd=str(tmp_path)) as kernel:
         out = kernel.run_code("import os\nprint('pid', os.getpid())\nx = 6 * 7\nx")

@@ -115,10 +115,14 @@ def agentic_prompt(issue: str) -> str:
     return f"Issue: {issue}\nFix the repository."
 
 
+def format_test_report(passed: int, total: int) -> str:
+    """The ``run_tests`` tool's response (the agentic environment, ``recipe.train.agentic``, answers with it)."""
+    return f"{passed}/{total} tests passed"
+
+
 def reference_trajectory(repo: dict) -> list[tuple[str, dict, str]]:
     """[(tool name, arguments, tool response)] of a good episode: read the file, edit it, run the tests, submit.
     The responses are those ``recipe.train.agentic`` produces for these actions."""
-    from recipe.train.agentic import format_test_report
     n_tests = repo["tests"]["test_repo.py"].count("def test_")
     return [("read_file", {"path": repo["path"]}, repo["files"][repo["path"]]),
             ("edit_file", {"path": repo["path"], "old": repo["buggy"].strip(), "new": repo["fixed"].strip()}, "edited"),

@@ -3,9 +3,11 @@ loopback, so no port is opened and ipykernel does not warn about unencrypted TCP
 from __future__ import annotations
 
 import os
+import queue
 import re
 import shutil
 import tempfile
+import time
 
 from jupyter_client.manager import AsyncKernelManager
 from jupyter_core.utils import run_sync
@@ -38,18 +40,58 @@ class SharedKernel:
     def __init__(self, cwd: str, kernel_name: str = "python3", startup_code: str = ""):
         self.cwd, self.kernel_name, self.km, self.startup_code = cwd, kernel_name, None, startup_code
         self.starts = 0                      # kernels started so far (1 for a healthy run)
+        self._pending = None                 # (client, msg id) of a start-up code still running (start_early)
 
     def manager(self) -> "IPCKernelManager":
+        if self._pending is not None:
+            self._finish_startup()
+            return self.km
         if self.km is not None and run_sync(self.km.is_alive)():
             self._reset_namespace()
             return self.km
+        self._start()
+        if self.startup_code:
+            self._execute(self.startup_code)
+        return self.km
+
+    def start_early(self) -> None:
+        """Start the kernel and send it the start-up code without waiting for either: the caller goes on (e.g.
+        runs the data notebook on a kernel of its own) while this kernel imports torch and transformers on the
+        other core. The next :meth:`manager` call waits for the start-up code and raises its error, if any."""
+        if self.km is not None or not self.startup_code:
+            return
+        self._start()
+        kc = self.km.blocking_client()
+        kc.start_channels()
+        # sent before the kernel is up: the shell socket queues it until the kernel binds (no wait_for_ready)
+        self._pending = (kc, kc.execute(self.startup_code, silent=True, store_history=False))
+
+    def _start(self) -> None:
         self.close()
         self.km = IPCKernelManager(kernel_name=self.kernel_name)
         run_sync(self.km.start_kernel)(cwd=self.cwd)
         self.starts += 1
-        if self.startup_code:
-            self._execute(self.startup_code)
-        return self.km
+
+    def _finish_startup(self, timeout: float = 300) -> None:
+        kc, msg_id = self._pending
+        self._pending = None
+        try:
+            deadline = time.monotonic() + timeout
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0 or not run_sync(self.km.is_alive)():
+                    raise RuntimeError(f"the shared kernel did not finish its start-up code {self.startup_code!r} "
+                                       f"({'timed out' if left <= 0 else 'the kernel died'})")
+                try:
+                    msg = kc.get_shell_msg(timeout=min(left, 1.0))
+                except queue.Empty:
+                    continue
+                if msg["parent_header"].get("msg_id") == msg_id:
+                    break
+        finally:
+            kc.stop_channels()
+        if msg["content"]["status"] != "ok":
+            raise RuntimeError(f"the shared kernel could not run {self.startup_code!r}: {msg['content']}")
 
     def _reset_namespace(self) -> None:
         self._execute("get_ipython().reset(new_session=True)")
@@ -91,6 +133,9 @@ class SharedKernel:
         return "".join(out)
 
     def close(self) -> None:
+        if self._pending is not None:
+            self._pending[0].stop_channels()
+            self._pending = None
         if self.km is not None:
             try:
                 run_sync(self.km.shutdown_kernel)(now=False)

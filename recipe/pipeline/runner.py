@@ -81,16 +81,21 @@ def run_pipeline(profile: str = "tiny", run_id: str | None = None, overrides: li
     not_run = [s for s in STAGE_PLAN if s not in stages]
     console.print(f"[bold]run[/] {run.run_id} ({cfg.profile}) -> {run.path}")
     console.print(f"stages: {' -> '.join(stages)}" + (f"   (not run: {', '.join(not_run)})" if not_run else ""))
-    # validation lanes (recipe.eval.lanes) start with the run; in the shared kernel they are forked from it after
-    # its imports (before any torch work), so they cost no import of their own beside the data phase
-    prestart = f"from recipe.eval.lanes import prestart_lanes; prestart_lanes({cfg.evaluation.lanes}, fork=True)"
+    # The shared kernel starts with the run and imports the training code (torch, transformers, the stage runner)
+    # while the data notebook runs on a light kernel of its own; the validation lanes (recipe.eval.lanes) are then
+    # forked from it (before any torch work), so they import nothing themselves
+    prestart = ("import recipe.pipeline.notebook_api, recipe.pipeline.stage_runner\n"
+                "from recipe.eval.lanes import prestart_lanes\n"
+                f"prestart_lanes({cfg.evaluation.lanes}, fork=True)")
     kernel = None
     if via_notebooks and not kernel_per_notebook:
-        kernel = SharedKernel(cwd=str(Path.cwd()), startup_code=prestart if cfg.evaluation.lanes > 1 else "")
+        kernel = SharedKernel(cwd=str(Path.cwd()), startup_code=prestart)
     elif not via_notebooks:
         from recipe.eval.lanes import prestart_lanes
         prestart_lanes(cfg.evaluation.lanes)
     with kernel or contextlib.nullcontext():
+        if kernel is not None:
+            kernel.start_early()  # imports + lanes on one core while the data notebook runs on a kernel of its own
         timings = _run_phases(run, cfg, [DATA_PHASE, *stages, REPORT_PHASE], via_notebooks, kernel)
         if cfg.benchmarks.eval_phase.enabled:  # issue 13: evaluate the final checkpoint (recipe/eval/run_phase.py)
             t0 = time.time()
@@ -137,8 +142,9 @@ def _run_phases(run: RunDir, cfg, phases: list[str], via_notebooks: bool, kernel
             continue
         console.print(f"  {phase}: running" + (" (notebook)" if via_notebooks else ""))
         with _live_progress(run, cfg, phase, tty_bar=not via_notebooks and sys.stderr.isatty()):
-            if via_notebooks:
-                _execute_notebook(phase, run, phase if phase in STAGE_PLAN else None, kernel)
+            if via_notebooks:  # the data phase needs neither torch nor the shared kernel's lanes: its own kernel
+                _execute_notebook(phase, run, phase if phase in STAGE_PLAN else None,
+                                  None if phase == DATA_PHASE else kernel)
             elif phase == DATA_PHASE:
                 from recipe.pipeline.data_phase import prepare_data
                 prepare_data(run, cfg)

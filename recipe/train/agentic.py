@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from recipe.domains.swe_domain import format_test_report
 from recipe.sandbox import Limits, Session
 
 EDITOR = r'''
@@ -55,10 +56,6 @@ RESPONSE_CHARS = 600
 def turn_limits(time_limit_s: float) -> Limits:
     return Limits(time_limit_s=time_limit_s, memory_mb=512, max_processes=16, stdout_limit_bytes=64 << 10,
                   workdir_quota_mb=16, max_file_mb=8)
-
-
-def format_test_report(passed: int, total: int) -> str:
-    return f"{passed}/{total} tests passed"
 
 
 def parse_action(text: str) -> tuple[str, dict] | None:
