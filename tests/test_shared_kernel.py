@@ -87,6 +87,35 @@ def test_start_early_runs_the_startup_code_once_while_the_caller_goes_on(tmp_pat
             kernel.manager()
 
 
+def _gone(pid: int, timeout: float = 20.0) -> bool:
+    """True once ``pid`` has exited (gone, or a zombie nobody reaped yet)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return True
+        except FileNotFoundError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_close_now_kills_the_kernel_and_its_forked_lanes_follow(tmp_path):
+    """recipe run ends by killing its kernel (no graceful teardown to wait for); the lanes forked from it see their
+    pipes close and exit."""
+    code = "from recipe.eval.lanes import prestart_lanes\nprestart_lanes(2, fork=True)"
+    with SharedKernel(cwd=str(tmp_path), startup_code=code) as kernel:
+        kernel.start_early()
+        out = kernel.run_code("import os\nfrom recipe.eval import lanes\n"
+                              "print(os.getpid(), *[lane.proc.pid for lane in lanes._LANES])")
+        pids = [int(p) for p in out.split()]
+        assert len(pids) == 3
+        kernel.close(now=True)
+        assert kernel.km is None
+        assert all(_gone(p) for p in pids), pids
+
+
 def test_run_code_returns_what_the_kernel_printed_and_raises_its_errors(tmp_path):
     with SharedKernel(cwd=str(tmp_path)) as kernel:
         out = kernel.run_code("import os\nprint('pid', os.getpid())\nx = 6 * 7\nx")

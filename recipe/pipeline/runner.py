@@ -108,6 +108,8 @@ def run_pipeline(profile: str = "tiny", run_id: str | None = None, overrides: li
                 run_eval_phase(run, cfg, stages[-1])
             timings["eval"] = round(time.time() - t0, 2)
         deltas = _report_deltas(kernel, run) if kernel is not None else None
+        if kernel is not None:
+            kernel.close(now=True)  # every phase's files are written (atomically): no graceful exit to wait for
     write_json_atomic(run.path / "timings.json", {"phases": timings, "total_s": round(sum(timings.values()), 2)})
     print_report(run, not_run=not_run, deltas=deltas)
     return run
