@@ -78,8 +78,8 @@ def main() -> None:
     if sft_rows:  # SFT's steps are the same arithmetic in every run of a seed: a yardstick of the machine's speed
         sft_s = sum(r.get("time_s", 0.0) for r in sft_rows)
         print(f"machine yardstick: SFT's {len(sft_rows)} steps (bit-identical work in every run of this seed) took "
-              f"{sft_s:.1f} s; on a shared VM this drifts (90-131 s seen for seed 0 within one hour), so compare runs "
-              f"by it too")
+              f"{sft_s:.1f} s; on a shared VM this drifts (82-101 s seen for seed 0 with the profile of b7b4c84, 89-131 "
+              f"s before it kept half the long-context rows), so compare runs by it too")
     print(f"run directory: {runs / 'bench'}")
     stages = {p: s for p, s in phases.items() if p not in ("data", "report", "eval") and s > 0}
     if stages and not a.no_profile:

@@ -46,6 +46,7 @@ class SFTConfig(OptimizerMixin):
         default_factory=dict, description="Fraction of a domain's SFT records kept in the SFT pool, the first ones "
         "in file order (default 1.0 each; tiny domains only: released SFT data is mixed by its own configs).")
     save_every: int = Field(100, gt=0, description="Atomic step checkpoint every N steps (resume point).")
+    log_every: int = Field(10, gt=0)
 
     @model_validator(mode="after")
     def _fractions_in_range(self) -> "SFTConfig":
@@ -53,7 +54,6 @@ class SFTConfig(OptimizerMixin):
         if bad:
             raise ValueError(f"domain_fraction: each value must be in (0, 1], got {bad}")
         return self
-    log_every: int = Field(10, gt=0)
 
 
 class RLStageConfig(OptimizerMixin):

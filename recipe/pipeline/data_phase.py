@@ -49,7 +49,7 @@ def prepare_data(run: RunDir, cfg: RecipeConfig, force: bool = False) -> dict[st
 def load_splits(run: RunDir, cfg: RecipeConfig, splits: tuple[str, ...] = SPLITS) -> dict[str, dict[str, list[dict]]]:
     """{domain: {split: records}} from ``00_data/`` (``splits``: which ones to read; the train files are most of it).
 
-    Files are parsed once per process and kept while they stay the same file (path, size, mtime): in the shared
+    Files are parsed once per process and kept while they stay the same file (inode, size, mtime): in the shared
     kernel of ``recipe run`` every stage used to parse all ~19k records again (~1.1 s a stage). Each call returns
     new lists; the records (dicts) are shared between calls and are read-only by convention."""
     d = run.stage_dir(DATA_PHASE)
