@@ -2,21 +2,12 @@
 import pytest
 import torch
 
-from hub_server.tiny import tiny_val_splits
+from hub_server.tiny import tiny_validation_setup
 
 
 @pytest.fixture(scope="module")
 def setup():
-    from recipe.config import load_config
-    from recipe.model.build import build_tiny
-
-    cfg = load_config("tiny")
-    splits = tiny_val_splits(cfg, n=4)
-    corpus = [m["content"] for d in cfg.domains.names for r in splits[d]["val"] for m in r["messages"]]
-    model, tok = build_tiny(cfg.model, corpus, seed=3)
-    tok.padding_side = "left"
-    ecfg = cfg.evaluation.model_copy(update={"max_new_tokens": 8, "max_new_tokens_per_domain": {}})
-    yield cfg, splits, model, tok, ecfg
+    yield tiny_validation_setup(n=4)
     from recipe.eval.lanes import shutdown_lanes
     shutdown_lanes()
 
@@ -89,16 +80,9 @@ from recipe.eval import lanes
 lanes.prestart_lanes(2, fork=True)          # as recipe run's kernel: before any torch work
 procs = [lane.proc for lane in lanes._LANES]
 assert all(isinstance(p, lanes._ForkedWorker) for p in procs), procs
-from hub_server.tiny import tiny_val_splits
-from recipe.config import load_config
+from hub_server.tiny import tiny_validation_setup
 from recipe.eval.validate import validate_samples
-from recipe.model.build import build_tiny
-cfg = load_config("tiny")
-splits = tiny_val_splits(cfg, n=3)
-corpus = [m["content"] for d in cfg.domains.names for r in splits[d]["val"] for m in r["messages"]]
-model, tok = build_tiny(cfg.model, corpus, seed=3)
-tok.padding_side = "left"
-ecfg = cfg.evaluation.model_copy(update={"max_new_tokens": 8, "max_new_tokens_per_domain": {}})
+cfg, splits, model, tok, ecfg = tiny_validation_setup(n=3)
 torch.set_num_threads(1)
 laned = validate_samples(model, tok, splits, cfg.domains.names, ecfg.model_copy(update={"lanes": 2}), split="val", seed=5)
 assert [lane.proc for lane in lanes._LANES] == procs           # the forked workers did the work

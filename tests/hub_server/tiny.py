@@ -34,6 +34,21 @@ def tiny_val_splits(cfg, n: int = 4) -> dict:
     return build_tiny_splits(spec, cfg.domains.names, cfg.run.seed)
 
 
+def tiny_validation_setup(n: int = 4, seed: int = 3):
+    """(config, splits, model, tokenizer, evaluation config) for a small validation: the tiny NemotronH with a
+    tokenizer trained on ``n`` validation prompts a domain, 8-token answers (tests/test_validation_lanes.py)."""
+    from recipe.config import load_config
+    from recipe.model.build import build_tiny
+
+    cfg = load_config("tiny")
+    splits = tiny_val_splits(cfg, n=n)
+    corpus = [m["content"] for d in cfg.domains.names for r in splits[d]["val"] for m in r["messages"]]
+    model, tok = build_tiny(cfg.model, corpus, seed=seed)
+    tok.padding_side = "left"
+    ecfg = cfg.evaluation.model_copy(update={"max_new_tokens": 8, "max_new_tokens_per_domain": {}})
+    return cfg, splits, model, tok, ecfg
+
+
 def build_llama_checkpoint(out: Path, seed: int = 0) -> Path:
     import torch
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
