@@ -77,6 +77,7 @@ def test_start_early_runs_the_startup_code_once_while_the_caller_goes_on(tmp_pat
     with SharedKernel(cwd=str(tmp_path), startup_code=code) as kernel:
         kernel.start_early()
         go.write_text("")
+        assert kernel.run_code("print('t' in dir())").strip() == "False"  # the start-up code's names are not left
         assert kernel.starts == 1
         out_1, _ = _run(kernel, nb, tmp_path / "a1.ipynb")
         out_2, _ = _run(kernel, nb, tmp_path / "a2.ipynb")

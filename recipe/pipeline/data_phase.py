@@ -10,7 +10,7 @@ from recipe.config.schema import RecipeConfig
 from recipe.data.cards import tiny_domains_card
 from recipe.domains import build_tiny_splits
 from recipe.pipeline.hashing import sha256_file, sha256_obj
-from recipe.runs.layout import DATA_PHASE, RunDir, write_text_atomic
+from recipe.runs.layout import DATA_PHASE, RunDir, file_stamp, write_text_atomic
 
 SPLITS = ("train", "val", "select")  # val = the report split, select = the teacher-selection split
 
@@ -65,8 +65,7 @@ _RECORDS: dict[Path, tuple[tuple[int, int, int], list[dict]]] = {}
 
 
 def _read_records(path: Path) -> list[dict]:
-    st = path.stat()
-    key, stamp = path.resolve(), (st.st_ino, st.st_size, st.st_mtime_ns)
+    key, stamp = path.resolve(), file_stamp(path)
     if any(k.parent != key.parent for k in _RECORDS):
         _RECORDS.clear()
     hit = _RECORDS.get(key)

@@ -43,15 +43,15 @@ class SharedKernel:
         self._pending = None                 # (client, msg id) of a start-up code still running (start_early)
 
     def manager(self) -> "IPCKernelManager":
+        """The kernel's manager, started (with its start-up code) if needed, its namespace reset: a notebook sees
+        no name of the start-up code's or of an earlier notebook's."""
         if self._pending is not None:
             self._finish_startup()
-            return self.km
-        if self.km is not None and run_sync(self.km.is_alive)():
-            self._reset_namespace()
-            return self.km
-        self._start()
-        if self.startup_code:
-            self._execute(self.startup_code)
+        elif self.km is None or not run_sync(self.km.is_alive)():
+            self._start()
+            if self.startup_code:
+                self._execute(self.startup_code)
+        self._reset_namespace()
         return self.km
 
     def start_early(self) -> None:

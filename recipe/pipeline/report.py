@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from recipe.eval.samples import read_samples, samples_path
-from recipe.runs.layout import RunDir, read_json
+from recipe.runs.layout import RunDir, file_stamp, read_json
 from recipe.stats import item_means, paired_bootstrap_delta
 
 
@@ -55,8 +55,7 @@ def stage_deltas(run: RunDir, stage: str, n_boot: int = 2000) -> dict | None:
     if before is None:
         return None
     try:
-        files = [(str(p), p.stat().st_mtime_ns, p.stat().st_size)
-                 for p in (samples_path(run, stage), samples_path(run, before))]
+        files = [(str(p), *file_stamp(p)) for p in (samples_path(run, stage), samples_path(run, before))]
     except FileNotFoundError:
         return None
     return {"input": before, **{d: dict(e) for d, e in _paired_deltas(*files, n_boot).items()}}  # copies: cached
@@ -64,7 +63,7 @@ def stage_deltas(run: RunDir, stage: str, n_boot: int = 2000) -> dict | None:
 
 @functools.lru_cache(maxsize=64)
 def _paired_deltas(after: tuple, before: tuple, n_boot: int) -> dict:
-    """The deltas of two samples files, each named by (path, mtime_ns, size): the report notebook's tables and
+    """The deltas of two samples files, each named by (path, inode, size, mtime_ns): the report notebook's tables and
     `recipe run`'s closing report ask for the same ones in one kernel, and each costs 2,000 resamples per domain."""
     a, b = read_samples(Path(after[0])), read_samples(Path(before[0]))
     out: dict = {}

@@ -45,6 +45,13 @@ def runs_root() -> Path:
     return Path("runs").resolve()
 
 
+def file_stamp(path: Path) -> tuple[int, int, int]:
+    """(inode, size, mtime_ns): what tells a run file apart from its rewrite (an atomic rewrite is a new inode, an
+    append a new size) for the in-process caches of parsed files (``load_splits``, the report's deltas)."""
+    st = Path(path).stat()
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
 def write_text_atomic(path: Path, text: str) -> None:
     """Write to a temporary file beside ``path``, fsync, then rename over it: readers see old or new, never half."""
     path = Path(path)
