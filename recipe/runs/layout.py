@@ -52,8 +52,37 @@ def file_stamp(path: Path) -> tuple[int, int, int]:
     return st.st_ino, st.st_size, st.st_mtime_ns
 
 
+def process_umask() -> int:
+    """The process's umask, read without changing it (``/proc/self/status`` on Linux; ``os.umask`` round trip, which
+    briefly sets it, elsewhere)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except OSError:
+        pass
+    old = os.umask(0o022)
+    os.umask(old)
+    return old
+
+
+def apply_umask_modes(root: Path) -> None:
+    """Give every file and folder under ``root`` (and ``root`` itself) the mode a plain ``open``/``mkdir`` would have
+    given it under the process's umask. Temporary files (``tempfile.mkstemp``, and the temp files that
+    ``save_pretrained`` and safetensors write through) are 0600; renamed into place they would keep that mode, and
+    collaborators on a shared cluster filesystem could not read the checkpoint."""
+    mask = process_umask()
+    root = Path(root)
+    paths = [root, *root.rglob("*")] if root.is_dir() else [root]
+    for p in paths:
+        if p.is_symlink():
+            continue
+        os.chmod(p, (0o777 if p.is_dir() else 0o666) & ~mask)
+
+
 def write_text_atomic(path: Path, text: str) -> None:
-    """Write to a temporary file beside ``path``, fsync, then rename over it: readers see old or new, never half."""
+    """Write to a temporary file beside ``path``, fsync, then rename over it: readers see old or new, never half.
+    The file gets the umask's mode, as a plain write would (``mkstemp`` creates it 0600)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -62,6 +91,7 @@ def write_text_atomic(path: Path, text: str) -> None:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
+        apply_umask_modes(Path(tmp))
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -75,8 +105,10 @@ def write_json_atomic(path: Path, obj: Any) -> None:
 
 def replace_dir(tmp: Path, path: Path) -> None:
     """Move a fully written folder ``tmp`` to ``path``, replacing any previous copy: the old copy is renamed to
-    ``<path>.old`` first and removed last, so a kill at any moment leaves a complete folder at one of the names."""
+    ``<path>.old`` first and removed last, so a kill at any moment leaves a complete folder at one of the names.
+    Every file gets the umask's mode first (``save_pretrained`` writes ``model.safetensors`` 0600)."""
     import shutil
+    apply_umask_modes(tmp)
     old = path.with_name(path.name + ".old")
     if path.exists():
         if old.exists():
