@@ -25,7 +25,8 @@ def test_best_checkpoint_per_domain_and_ties(run):
     assert t["math"]["stage"] == "sft"                 # SFT stays the math teacher: the record says so
     assert t["instruction_following"]["stage"] == "if_rl"
     assert t["mcqa"]["stage"] == "multi_domain_rl"
-    assert t["math"]["checkpoint"] == str(run.checkpoint_dir("sft")) and t["math"]["score"] == 40.0
+    assert t["math"]["checkpoint"] == "01_sft/checkpoint" and t["math"]["score"] == 40.0
+    assert run.resolve_path(t["math"]["checkpoint"]) == run.checkpoint_dir("sft")
     assert json.loads(run.teachers_path.read_text()) == {"best_so_far": t}
     m = json.loads(run.scores_path.read_text())
     assert list(m["checkpoints"]) == ["sft", "if_rl", "multi_domain_rl"]
@@ -101,3 +102,24 @@ def test_select_group_ties_keep_the_earlier_candidate_and_missing_scores_fail(ru
         select_group(run, "select:if_rl,multi_domain_rl", ["mcqa", "instruction_following"])
     with pytest.raises(ValueError, match="no selection-split scores"):
         select_group(run, "select:sft", ["mcqa"])
+
+
+def test_a_moved_run_still_finds_its_teachers(run, tmp_path):
+    """teachers.json and selection.json store checkpoints relative to the run directory: a run copied to another
+    disk (or shared with a colleague) resolves its teachers inside the copy, not at the old absolute path."""
+    import shutil
+    from recipe.pipeline.teachers import record_selection, routing_record
+    record_scores(run, "sft", {"math": 40.0, "mcqa": 10.0})
+    record_scores(run, "if_rl", {"math": 50.0, "mcqa": 20.0})
+    record_selection(run, "if_rl", {"final": {"step": 10, "checkpoint": str(run.checkpoint_dir("if_rl")),
+                                              "scores": {"mcqa": {"score": 20.0, "ci_low": 15, "ci_high": 25,
+                                                                  "n": 100}}}})
+    routing_record(run, {"math": "stage:sft", "mcqa": "select:if_rl"}, ["math", "mcqa"])
+    moved = RunDir(shutil.copytree(run.path, tmp_path / "elsewhere" / "r"))
+    shutil.rmtree(run.path)
+    stored = json.dumps(json.loads(moved.teachers_path.read_text())) + moved.stage_dir("if_rl").joinpath(
+        "selection.json").read_text()
+    assert str(run.path) not in stored
+    for domain, slot in (("math", "stage:sft"), ("mcqa", "select:if_rl"), ("math", "best")):
+        resolved = moved.resolve_path(resolve_teacher(moved, domain, slot, [domain])["checkpoint"])
+        assert resolved.parent.parent == moved.path

@@ -269,7 +269,7 @@ def teacher_map(run, routing: dict[str, str], domains: list[str],
                 entry = resolve_teacher(run, domain, slot, groups.get(slot))
             except ValueError as e:
                 raise TeacherError(f"MOPD: no teacher for domain {domain!r} (routing slot {slot!r}): {e}") from None
-        out[agent] = str(entry["checkpoint"])
+        out[agent] = str(run.resolve_path(entry["checkpoint"]))
         prov[agent] = {"domain": domain, "slot": slot, **entry}
     return out, prov
 

@@ -33,13 +33,14 @@ def stage_inputs(run: RunDir, cfg: RecipeConfig, stage: str) -> dict:
     if prev is not None:
         if not run.is_done(prev):
             raise FileNotFoundError(f"stage {stage!r} starts from {prev!r}, which is not done in run {run.run_id}")
-        inputs["init_checkpoint"] = {"path": str(run.checkpoint_dir(prev)), "sha256": sha256_dir(run.checkpoint_dir(prev))}
+        inputs["init_checkpoint"] = {"path": run.relpath(run.checkpoint_dir(prev)),
+                                    "sha256": sha256_dir(run.checkpoint_dir(prev))}
     sel = selection_domains(cfg.mopd.teacher_routing, stage, cfg.domains.names) if stage != "sft" else []
     if sel:  # a teacher candidate stage: its selection-split scoring depends on the group's domains
         inputs["selection_domains"] = sel
     if stage == "mopd":
         teachers = resolve_teachers(run, cfg.mopd.teacher_routing, cfg.mopd.domains)
-        inputs["teachers"] = {d: {**t, "sha256": sha256_dir(t["checkpoint"])} for d, t in teachers.items()}
+        inputs["teachers"] = {d: {**t, "sha256": sha256_dir(run.resolve_path(t["checkpoint"]))} for d, t in teachers.items()}
     return inputs
 
 

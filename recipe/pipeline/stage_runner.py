@@ -145,7 +145,7 @@ def run_stage(run: RunDir, cfg: RecipeConfig, stage: str, *, progress: bool = Tr
                 teachers = {}
                 for d, t in inputs["teachers"].items():
                     if t["checkpoint"] not in cache:
-                        cache[t["checkpoint"]] = load_checkpoint(t["checkpoint"])[0]
+                        cache[t["checkpoint"]] = load_checkpoint(run.resolve_path(t["checkpoint"]))[0]
                     teachers[d] = cache[t["checkpoint"]]
             if scfg.kl_coef > 0:
                 ref = copy.deepcopy(model).eval()

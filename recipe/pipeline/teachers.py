@@ -53,7 +53,7 @@ def best_per_domain(run: RunDir, checkpoints: dict[str, dict[str, float]]) -> di
     for stage in STAGE_PLAN:  # plan order, strict '>' : ties keep the earlier checkpoint
         for d, s in checkpoints.get(stage, {}).items():
             if d not in best or s > best[d]["score"]:
-                best[d] = {"stage": stage, "checkpoint": str(run.checkpoint_dir(stage)), "score": s}
+                best[d] = {"stage": stage, "checkpoint": run.relpath(run.checkpoint_dir(stage)), "score": s}
     return best
 
 
@@ -123,7 +123,7 @@ def record_selection(run: RunDir, stage: str, cands: dict[str, dict]) -> dict:
     bad = [n for n, c in cands.items() if not {"step", "checkpoint", "scores"} <= set(c)]
     if bad:
         raise ValueError(f"{stage}: teacher candidates {bad} need step, checkpoint and scores")
-    out = {n: {"stage": stage, **c} for n, c in cands.items()}
+    out = {n: {"stage": stage, **c, "checkpoint": run.relpath(c["checkpoint"])} for n, c in cands.items()}
     write_json_atomic(selection_path(run, stage), out)
     return out
 
@@ -151,7 +151,8 @@ def select_group(run: RunDir, slot: str, domains: list[str]) -> dict:
 
 # -- resolution -------------------------------------------------------------------------------------------------
 def resolve_teacher(run: RunDir, domain: str, slot: str, group_domains: list[str] | None = None) -> dict:
-    """Return {"stage", "checkpoint", "score", "slot"} for a routing slot (see module docstring)."""
+    """Return {"stage", "checkpoint", "score", "slot"} for a routing slot (see module docstring). The checkpoint is
+    as run files store it (``RunDir.relpath``); ``run.resolve_path`` turns it into a folder to load."""
     matrix = read_json(run.scores_path, {"checkpoints": {}}) or {"checkpoints": {}}
     ck = matrix["checkpoints"]
     if slot == "best":
@@ -171,12 +172,12 @@ def resolve_teacher(run: RunDir, domain: str, slot: str, group_domains: list[str
         if not cands:
             raise ValueError(f"teacher slot {slot!r} for {domain!r}: none of {stages} has a validation score")
         score, _, stage = max(cands)
-        return {"stage": stage, "checkpoint": str(run.checkpoint_dir(stage)), "score": score, "slot": slot}
+        return {"stage": stage, "checkpoint": run.relpath(run.checkpoint_dir(stage)), "score": score, "slot": slot}
     if slot.startswith("stage:"):
         stage = slot.split(":", 1)[1]
         if not run.is_done(stage):
             raise ValueError(f"teacher slot {slot!r}: stage {stage!r} is not done in run {run.run_id}")
-        return {"stage": stage, "checkpoint": str(run.checkpoint_dir(stage)), "score": ck.get(stage, {}).get(domain),
+        return {"stage": stage, "checkpoint": run.relpath(run.checkpoint_dir(stage)), "score": ck.get(stage, {}).get(domain),
                 "slot": slot}
     if slot.startswith("branch:"):
         raise ValueError(f"teacher slot {slot!r} (a side-branch checkpoint) is only available on the cluster backend")
@@ -219,6 +220,6 @@ def validate_picks_on_report_split(run: RunDir, cfg, tokenizer, splits: dict) ->
         if name != "final":
             by_ck.setdefault((t["stage"], name, t["checkpoint"]), []).append(d)
     for (stage, name, path), doms in by_ck.items():
-        model = load_checkpoint(path)[0]
+        model = load_checkpoint(run.resolve_path(path))[0]
         rows = validate_samples(model, tokenizer, splits, doms, cfg.evaluation, split="val", seed=cfg.run.seed)
         write_samples(samples_path(run, stage, name, "val"), rows)

@@ -142,6 +142,20 @@ class RunDir:
     def run_id(self) -> str:
         return self.path.name
 
+    def relpath(self, path: Path | str) -> str:
+        """How run files store a path: relative to the run directory when it lies inside it (a run copied to another
+        disk or shared with a colleague still points at its own checkpoints), unchanged otherwise (a cluster
+        checkpoint outside the run)."""
+        try:
+            return Path(path).resolve().relative_to(self.path).as_posix()
+        except ValueError:
+            return str(path)
+
+    def resolve_path(self, stored: Path | str) -> Path:
+        """The inverse of ``relpath``: a stored relative path is taken from the run directory."""
+        p = Path(stored)
+        return p if p.is_absolute() else self.path / p
+
     # -- run-level files -------------------------------------------------------------------------------
     @property
     def run_json_path(self) -> Path:
