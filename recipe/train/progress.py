@@ -17,9 +17,20 @@ def progress_bar(total: int, initial: int, desc: str, enabled: bool = True):
                 mininterval=0.5)
 
 
+def step_time_estimate(times: list[float], recent: int = 10) -> float:
+    """Seconds a remaining step is expected to take: the mean step time so far blended half and half with the mean
+    of the last ``recent`` steps. The first step is left out once there are others (it carries the warm-up: first
+    kernel calls, allocator growth). A window alone jumps whenever a slow step (a refill round, a validation or a
+    checkpoint step) enters or leaves it; the blend follows a real change of pace and damps the jumps."""
+    if len(times) > 1:
+        times = times[1:]
+    window = times[-recent:]
+    return 0.5 * sum(times) / len(times) + 0.5 * sum(window) / len(window)
+
+
 def progress_line(stage: str, rows: list[dict], total: int) -> str:
-    """``if_rl  step 12/50  reward 0.412  ETA 31 s`` from the rows logged so far (ETA: mean step time of the last
-    10 steps x steps left)."""
+    """``if_rl  step 12/50  reward 0.412  ETA 31 s`` from the rows logged so far (ETA: ``step_time_estimate`` x
+    steps left)."""
     last = rows[-1]
     done = int(last.get("step", len(rows) - 1)) + 1
     parts = [f"{stage}", f"step {done}/{total}"]
@@ -27,9 +38,9 @@ def progress_line(stage: str, rows: list[dict], total: int) -> str:
         if isinstance(last.get(key), (int, float)):
             parts.append(f"{label} {last[key]:.3f}")
             break
-    times = [r["time_s"] for r in rows[-10:] if isinstance(r.get("time_s"), (int, float))]
+    times = [r["time_s"] for r in rows if isinstance(r.get("time_s"), (int, float))]
     if times and done < total:
-        parts.append(f"ETA {sum(times) / len(times) * (total - done):.0f} s")
+        parts.append(f"ETA {step_time_estimate(times) * (total - done):.0f} s")
     elif done >= total:
         parts.append("training done; validating")
     return "  ".join(parts)
