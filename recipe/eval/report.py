@@ -12,6 +12,8 @@ from pathlib import Path
 
 from rich.table import Table
 
+from recipe.console_tables import print_table
+
 SETTING_KEYS = ("k", "max_tokens", "temperature", "top_p", "thinking", "judge")
 
 
@@ -81,7 +83,7 @@ def print_comparison(rows: list[dict], console) -> None:
         diff = ", ".join(r["differs"]) if r["differs"] else ("-" if not (o and r["paper"]) else "same")
         t.add_row(r["benchmark"], ours, paper, _fmt_settings(r["our_settings"]), _fmt_settings(r["paper_settings"]),
                   f"[yellow]{diff}[/]" if r["differs"] else diff)
-    console.print(t)
+    print_table(t, console)
     for r in rows:
         if r["unavailable"]:
             console.print(f"{r['benchmark']}: unavailable: {r['unavailable']}")

@@ -10,6 +10,7 @@ import time
 
 from rich.console import Console
 
+from recipe.console_tables import print_table
 from recipe.eval.api import evaluate
 from recipe.eval.report import format_results_table
 
@@ -49,7 +50,7 @@ def run_eval_phase(run, cfg, stage: str, console: Console = console) -> dict:
                               {k: r.get(k) for k in ("score", "stderr", "ci95", "n", "k", "no_answer_rate",
                                                      "truncation_rate")}) for n, r in results.items()}}
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    console.print(format_results_table(results))
+    print_table(format_results_table(results), console)
     console.print(f"real-benchmark rows are a slice ({', '.join(f'{k}: {v}' for k, v in ep.real_suites.items())} rows):"
                   " the tiny model scores ~0 there; unavailable = no mirror and no Hub access, nothing substituted")
     return summary

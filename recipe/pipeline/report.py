@@ -18,6 +18,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from recipe.console_tables import print_table
 from recipe.eval.samples import read_samples, samples_path
 from recipe.runs.layout import RunDir, file_stamp, read_json
 from recipe.stats import item_means, paired_bootstrap_delta
@@ -136,7 +137,7 @@ def print_report(run: RunDir, not_run: list[str] | None = None, console: Console
             mark = "*" if teachers.get(d, {}).get("stage") == r["stage"] else ""
             cells.append("-" if v is None else f"{v:.1f}{mark}")
         table.add_row(r["stage"], *cells, "-" if r["average"] is None else f"{r['average']:.1f}")
-    console.print(table)
+    print_table(table, console)
     if deltas is None:
         deltas = report_data(run)["deltas"]
     for stage, dl in deltas.items():
