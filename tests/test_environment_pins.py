@@ -28,3 +28,12 @@ def test_make_test_shuffles_with_the_pinned_random_order_plugin(project_root):
     assert pin in pip
     from importlib.metadata import version
     assert pin == f"pytest-random-order=={version('pytest-random-order')}", "installed version differs from the pin"
+
+
+def test_pyproject_installs_without_deprecation_noise(project_root):
+    """setuptools >= 77 warns on every install about a license table; the SPDX string is the current form. A
+    dependency listed twice is noise too (and two pins of one package can drift apart)."""
+    meta = tomllib.loads((project_root / "pyproject.toml").read_text())["project"]
+    assert isinstance(meta["license"], str)
+    names = [d.split("==")[0].lower().replace("_", "-") for d in meta["dependencies"]]
+    assert sorted({n for n in names if names.count(n) > 1}) == []
