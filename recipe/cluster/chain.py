@@ -8,6 +8,10 @@ finished stages' outputs — their converted checkpoints and the validation scal
 resolves every slot exactly as a direct render would, and points the links at the chosen checkpoints. It fails
 (so MOPD never starts) when a slot cannot be resolved.
 
+Dry run (``plan_chain``; the command without ``--submit``): the same renders, each job validated (NeMo-RL's config
+rules where the release's configs are available, NeMo-Gym's parser rules always), the teacher-selection job's routing
+slots checked, and the exact sbatch lines returned in submission order with ``$JOB_<job>`` for the ids they depend on.
+
 Resume: stages whose manifest says ``done`` (``recipe cluster status`` sets it once the converted checkpoint exists)
 are skipped, and the chain starts after the last finished stage of the requested range. ``chain.json`` in the run
 directory records what was submitted with which dependency.
