@@ -16,7 +16,8 @@ branch, not at the commit v0.7.0 pins: Gym ignores the unknown key, so those row
 ``math_with_judge`` and be rejected (issue 14 item 2). The GenRM is therefore served in MOPD too (its reward is
 computed and unused by the ``opd`` advantage).
 
-Judges (RECIPE.md §4: GenRM Qwen3-235B-A22B-Thinking-2507 for RLHF, Qwen3-235B-A22B-Instruct-2507 for long
+Judges (RECIPE.md §4: the GenRM for RLHF, Qwen3-235B-A22B-Thinking-2507 trained on HelpSteer3 (paper §4.5), served as
+the checkpoint NVIDIA's stage3_rlhf.yaml names; Qwen3-235B-A22B-Instruct-2507 for long
 context, GPT-OSS-120B for agentless SWE) are configured models (``cluster.judges``) served by Gym on its own GPU
 nodes (``env.nemo_gym.num_gpu_nodes``, as NVIDIA's ``nemotron-3-super/stage3_rlhf.yaml`` does), never the policy.
 """
