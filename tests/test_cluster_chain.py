@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 from pathlib import Path
 
 import pytest
@@ -136,3 +137,81 @@ def test_selection_job_reads_stage_outputs_and_links_teachers(fake):
     submit_chain(cfg, run2, until="mopd", render_kw={"allow_unpinned": True, "allow_dirty": True})
     with pytest.raises(ValueError, match="not done|no teacher"):
         select_teachers(cfg, run2)
+
+
+# --- the dry run: `recipe cluster submit --stage all` without --submit ---------------------------------------------
+
+def _dry_run(run_id: str, extra: list[str] = ()):
+    cli = CliRunner()
+    slurm = [a for o in [*OVERRIDES, *extra] for a in ("-s", o)]
+    return cli.invoke(app, ["submit", "--stage", "all", "--run-id", run_id, "--profile", "paper", *slurm,
+                            "--allow-unpinned", "--allow-dirty"])
+
+
+def _planned(output: str) -> list[tuple[str, str]]:
+    """(job, sbatch line) in printed order, from lines '  JOB_<job>=$(<sbatch line>)'."""
+    return [(m.group(1), m.group(2)) for m in re.finditer(r"^  JOB_(\w+)=\$\((sbatch .*)\)$", output, re.M)]
+
+
+def test_dry_run_renders_validates_and_prints_the_sbatch_lines_it_would_submit(fake, shared_dir, monkeypatch):
+    monkeypatch.setenv("RECIPE_NEMO_RL_DIR", str(shared_dir / "fixtures/nemo_rl_configs/v0.7.0"))
+    r = _dry_run("dry")
+    assert r.exit_code == 0, r.output
+    assert not (fake / "sbatch.log").exists()                       # nothing was submitted
+    assert "all 11 jobs rendered and valid" in r.output and "NOT CHECKED" not in r.output
+    assert r.output.count("NeMo-Gym parser rules") == 10            # every training job, not the CPU selection job
+    planned = _planned(r.output)
+    assert [j for j, _ in planned] == ["sft", "if_rl", "multi_domain_rl", "rlhf_branch", "teacher_selection", "mopd",
+                                       "rlhf", "long_context_rl", "code_rl", "swe_rl_agentless", "swe_rl_agentic"]
+    run = RunDir.for_id("dry")
+    for stage in STAGE_PLAN:                                       # every job was rendered, MOPD with deferred teachers
+        assert list((run.stage_dir(stage) / "cluster").glob("*.yaml")), stage
+    tmap = load_yaml(run.stage_dir("mopd") / "cluster" / "mopd.yaml")["on_policy_distillation"][
+        "teacher_model_by_agent_name"]
+    assert set(Path(p).parent for p in tmap.values()) == {run.stage_dir("mopd") / "teachers"}
+    # the same chain submitted for real: sbatch receives exactly the printed lines, job ids filled in
+    r2 = CliRunner().invoke(app, ["submit", "--stage", "all", "--run-id", "dry", "--profile", "paper",
+                                  *[a for o in OVERRIDES for a in ("-s", o)], "--allow-unpinned", "--allow-dirty",
+                                  "--submit"])
+    assert r2.exit_code == 0, r2.output
+    calls = _calls(fake)
+    assert len(calls) == len(planned)
+    ids = {}
+    for (jid, args), (job, line) in zip(calls, planned):
+        assert _name(args) == job
+        for name, i in ids.items():
+            line = line.replace(f"$JOB_{name}", i)
+        line = line.replace('"$NEMO_RL_CHECKOUT/ray.sub"', shlex.quote(os.environ["NEMO_RL_CHECKOUT"] + "/ray.sub"))
+        assert " ".join(shlex.split(line)[1:]) == args, job
+        ids[job] = jid
+
+
+def test_dry_run_exits_nonzero_naming_what_would_be_refused(fake, shared_dir, monkeypatch):
+    monkeypatch.setenv("RECIPE_NEMO_RL_DIR", str(shared_dir / "fixtures/nemo_rl_configs/v0.7.0"))
+    from recipe.cluster import gym
+
+    # the render before the Gym fix: genrm_compare.yaml without the reasoning-off policy server
+    monkeypatch.setattr(gym, "REASONING_OFF_POLICY", None)
+    monkeypatch.setattr(gym, "GENRM_CONFIG", "not-a-config-path")
+    r = _dry_run("dry_bad")
+    assert r.exit_code == 1, r.output
+    refused = re.findall(r"^\[\d+/\d+\] (\w+)/(\w+): REFUSED", r.output, re.M)
+    assert [j for _, j in refused] == ["rlhf_branch", "mopd", "rlhf"], r.output
+    assert r.output.count("responses_api_models/'policy_model_reasoning_off', which is not defined") == 3
+    assert "3 of 11 jobs would be refused: rlhf_branch, mopd, rlhf" in r.output
+    assert not (fake / "sbatch.log").exists()
+
+
+def test_dry_run_refuses_an_unresolvable_teacher_slot_and_reports_unrendered_stages(fake):
+    # no cluster.branches.rlhf_from_sft, no agentic SWE steps: selection job and swe_rl would be refused;
+    # without a NeMo-RL tree the MasterConfig rules are reported as not checked
+    keep = [o for o in OVERRIDES if not o.startswith(("cluster.branches", "swe_rl.agentic.steps"))]
+    cli = CliRunner()
+    r = cli.invoke(app, ["submit", "--stage", "all", "--run-id", "dry_sel", "--profile", "paper",
+                         *[a for o in keep for a in ("-s", o)], "--allow-unpinned", "--allow-dirty"])
+    assert r.exit_code == 1, r.output
+    assert "NOT CHECKED: NeMo-RL's MasterConfig rules" in r.output
+    assert re.search(r"teacher_selection: REFUSED.*\n(.*\n)*?  refused: routing slot 'branch:rlhf_from_sft' \(rlhf\): "
+                     r"cluster.branches.rlhf_from_sft is not set", r.output), r.output
+    assert re.search(r"swe_rl/swe_rl: REFUSED.*\n  refused: not rendered: steps is null", r.output), r.output
+    assert "2 of 10 jobs would be refused: teacher_selection, swe_rl" in r.output

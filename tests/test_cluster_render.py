@@ -160,8 +160,13 @@ def test_paper_values_land_in_the_right_keys(cascade, tree):
     assert get_path(code, "policy.generation.max_new_tokens") == 118784
     lc = _cfg(r, "long_context_rl", tree)
     assert get_path(lc, "data.max_input_seq_length") == 32768
-    assert get_path(lc, "policy.max_total_sequence_length") == 81920   # 32K input + 49K response (Table 9)
-    assert get_path(lc, "policy.generation.max_new_tokens") == 49152
+    assert get_path(lc, "policy.max_total_sequence_length") == 49152   # Table 9: 49K total, input <= 32K
+    assert get_path(lc, "policy.generation.max_new_tokens") == 49152   # capped by the total, as grpo_nanov3.yaml
+    for job in (rlhf, code, agentic := _cfg(r, "swe_rl", tree, job=1), _cfg(r, "swe_rl", tree, job=0)):
+        # [default] for every GRPO stage (RECIPE.md §5, §10): IS correction + sequence mask, 10 warm-up steps
+        assert get_path(job, "loss_fn.use_importance_sampling_correction") is True
+        assert get_path(job, "grpo.seq_logprob_error_threshold") == 2.0
+        assert get_path(job, "policy.megatron_cfg.scheduler.lr_warmup_iters") == 10
     agentic = _cfg(r, "swe_rl", tree, job=1)
     assert get_path(agentic, "grpo.num_prompts_per_step") == 16 and get_path(agentic, "grpo.num_generations_per_prompt") == 64
     assert get_path(agentic, "policy.train_global_batch_size") == 1024
@@ -203,7 +208,8 @@ def test_mopd_teacher_map_from_teachers_json(cascade, tree):
     gym_block = get_path(m, "env.nemo_gym")
     assert "rlhf_opd_simple_agent" not in gym_block and "skip_verification" not in json.dumps(gym_block)
     assert "resources_servers/genrm_compare/configs/genrm_compare.yaml" in gym_block["config_paths"]
-    assert gym_block["genrm_model_name"] == "Qwen/Qwen3-235B-A22B-Thinking-2507"
+    assert gym_block["genrm_model_name"] == "nvidia/Qwen3-Nemotron-235B-A22B-GenRM-2603"
+    assert gym_block["policy_model_reasoning_off"]["_copy"] == "policy_model"   # genrm_compare.yaml's second agent
 
 
 def test_mopd_refuses_without_teacher(paper, tmp_path):

@@ -119,10 +119,16 @@ def test_rlhf_uses_genrm_simple_agent_and_sets_genrm_model_name(rendered, paper)
     for stage in ("rlhf", "rlhf_branch"):
         cfg = load_yaml(res[stage].jobs[0].config_path)
         ng = cfg["env"]["nemo_gym"]
-        assert ng["genrm_model_name"] == paper.cluster.judges["genrm"].model == "Qwen/Qwen3-235B-A22B-Thinking-2507"
+        # §4.5's GenRM (Qwen3-235B-A22B-Thinking-2507 trained on HelpSteer3) as NVIDIA's stage3_rlhf.yaml serves it
+        assert ng["genrm_model_name"] == paper.cluster.judges["genrm"].model == \
+            "nvidia/Qwen3-Nemotron-235B-A22B-GenRM-2603"
         gs = ng["genrm_compare_resources_server"]["resources_servers"]["genrm_compare"]
         assert gs["num_rollouts_per_prompt"] == cfg["grpo"]["num_generations_per_prompt"] == 16
-        assert ng["genrm_model"]["responses_api_models"]["genrm_model"]["vllm_serve_kwargs"]["tensor_parallel_size"] == 8
+        # the profile's length normalisation reaches Gym (its default is 0.0)
+        assert gs["group_answer_length_penalty_coeff"] == paper.stage(stage).judge.answer_length_penalty_coeff == 0.1
+        genrm = ng["genrm_model"]["responses_api_models"]["genrm_model"]
+        assert genrm["vllm_serve_kwargs"]["tensor_parallel_size"] == 8
+        assert genrm["uses_reasoning_parser"] is True and genrm["vllm_serve_kwargs"]["reasoning_parser"] == "deepseek_r1"
         assert gym.agent_for("rlhf") == "genrm_simple_agent"
 
 
@@ -134,8 +140,12 @@ def test_swe_agentic_sets_container_formatter_and_dataset_paths(rendered, paper,
         assert a["container_formatter"] == "docker://swebench/sweb.eval.x86_64.{instance_id}"
         assert a["dataset_path"].endswith(f"swe_rl/agentic/{split}.jsonl")
     cfg = load_config("paper", overrides=[o for o in OVERRIDES if "container_formatter" not in o])
-    with pytest.raises(ValueError, match="container_formatter"):
+    # the message names the key that works (cluster.swe_container_formatter), and the override that sets it
+    with pytest.raises(ValueError, match=r"cluster\.swe_container_formatter is not set.*--set cluster\.swe_container_formatter="):
         render_stage(cfg, RunDir(tmp_path / "swe"), "swe_rl", allow_unpinned=True, allow_dirty=True)
+    fixed = load_config("paper", overrides=[o for o in OVERRIDES if "container_formatter" not in o]
+                        + ["cluster.swe_container_formatter=docker://x/{instance_id}"])
+    render_stage(fixed, RunDir(tmp_path / "swe2"), "swe_rl", allow_unpinned=True, allow_dirty=True)
 
 
 def test_judges_are_configured_models_with_their_own_nodes(rendered, tmp_path):

@@ -28,7 +28,7 @@ PAPER = {
     "mopd.teacher_routing.math": "stage:sft",
     "rlhf.prompts_per_step": 128, "rlhf.generations_per_prompt": 16, "rlhf.max_response_tokens": 16384,
     "rlhf.lr": 3e-6, "rlhf.steps": 25, "rlhf.kl_coef": 0.03, "rlhf.overlong_filtering": True, "rlhf.mode": "thinking",
-    "long_context_rl.max_input_tokens": 32768, "long_context_rl.max_total_sequence_length": 81920, "long_context_rl.max_response_tokens": 49152,
+    "long_context_rl.max_input_tokens": 32768, "long_context_rl.max_total_sequence_length": 49152, "long_context_rl.max_response_tokens": 49152,
     "long_context_rl.lr": 3e-6, "long_context_rl.steps": 30, "long_context_rl.overlong_filtering": True,
     "code_rl.max_response_tokens": 118784, "code_rl.top_p": 0.95, "code_rl.steps": 22, "code_rl.lr": 3e-6,
     "code_rl.prompts_per_step": 128, "code_rl.generations_per_prompt": 16,

@@ -100,7 +100,9 @@ def render(
                     console.print(f"[red]invalid:[/] {p}", markup=True)
                 if problems:
                     raise typer.Exit(1)
-                console.print(f"{s}: valid against {tree.root}")
+                console.print(f"{s}: valid against {tree.root} and NeMo-Gym's parser rules")
+    except typer.Exit:   # click's Exit is a RuntimeError: keep --check's own exit status
+        raise
     except (*_ERRORS, ConfigError) as e:
         _fail(str(e))
 
@@ -138,8 +140,12 @@ def submit(
             cfg = load_run_config(run, profile, tuple(set_))
             if not do_submit:
                 todo = chain_stages(run, from_stage=from_stage, until=until)
-                console.print(f"dry run (add --submit): would chain {' -> '.join(todo) or 'nothing (all done)'} "
-                              f"with afterok dependencies; teacher selection runs as its own job before mopd")
+                if not todo:
+                    console.print(f"dry run: nothing to submit, every stage of the range is done in run {run_id}")
+                    return
+                _chain_dry_run(cfg, run, from_stage=from_stage, until=until, segments=segments,
+                               profile=profile or cfg.profile, overrides=list(set_),
+                               render_kw={"allow_unpinned": allow_unpinned, "allow_dirty": allow_dirty})
                 return
             jobs = submit_chain(cfg, run, from_stage=from_stage, until=until, segments=segments,
                                 profile=profile or cfg.profile, overrides=list(set_),
@@ -152,8 +158,45 @@ def submit(
         cmds = notebook_api.submit(res, submit=do_submit)
         for c in cmds:
             console.print(("submitted: " if do_submit else "dry run (add --submit): ") + c)
+    except typer.Exit:   # click's Exit is a RuntimeError: keep the dry run's own exit status
+        raise
     except (*_ERRORS, ConfigError) as e:
         _fail(str(e))
+
+
+def _chain_dry_run(cfg, run, *, from_stage, until, segments: int, profile: str, overrides: list[str],
+                   render_kw: dict) -> None:
+    """Render and validate every job of the chain, print the sbatch lines in order; exit 1 if any is refused."""
+    from recipe.cluster.chain import plan_chain
+    from recipe.cluster.gym_refs import GymConfigs
+    from recipe.cluster.release import ReleaseTree
+
+    tree = ReleaseTree.find()
+    gym = GymConfigs.find()
+    plan = plan_chain(cfg, run, from_stage=from_stage, until=until, profile=profile, render_kw=render_kw,
+                      overrides=overrides, tree=tree, gym=gym)
+    echo = typer.echo   # plain output: sbatch lines must not be wrapped or read as markup
+    echo(f"dry run of the chain for run {run.run_id} ({len(plan)} jobs; add --submit to submit). Job ids are shown "
+         f"as $JOB_<job>; each stage's launch script runs its sbatch line {segments} time(s) (SEGMENTS).")
+    echo(f"Gym configs from {gym.describe()}")
+    if tree is None:
+        echo("NOT CHECKED: NeMo-RL's MasterConfig rules (keys, inheritance, v0.7.0 types) need the release's configs: "
+             "export RECIPE_NEMO_RL_DIR=<NeMo-RL clone at v0.7.0> (inside the image: /opt/nemo-rl)")
+    for i, job in enumerate(plan, 1):
+        verdict = "REFUSED" if job.problems else "ok"
+        echo(f"[{i}/{len(plan)}] {job.stage}/{job.job}: {verdict}"
+             + (f" (checked: {'; '.join(job.checked)})" if job.checked else ""))
+        if job.launch:
+            echo(f"  {job.launch}")
+        if job.sbatch:
+            echo(f"  {job.var}=$({job.sbatch})")
+        for p in job.problems:
+            echo(f"  refused: {p}")
+    refused = [j.job for j in plan if j.problems]
+    if refused:
+        echo(f"{len(refused)} of {len(plan)} jobs would be refused: {', '.join(refused)}")
+        raise typer.Exit(1)
+    echo(f"all {len(plan)} jobs rendered and valid")
 
 
 @app.command("select-teachers")

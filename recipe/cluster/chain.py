@@ -8,6 +8,10 @@ finished stages' outputs — their converted checkpoints and the validation scal
 resolves every slot exactly as a direct render would, and points the links at the chosen checkpoints. It fails
 (so MOPD never starts) when a slot cannot be resolved.
 
+Dry run (``plan_chain``; the command without ``--submit``): the same renders, each job validated (NeMo-RL's config
+rules where the release's configs are available, NeMo-Gym's parser rules always), the teacher-selection job's routing
+slots checked, and the exact sbatch lines returned in submission order with ``$JOB_<job>`` for the ids they depend on.
+
 Resume: stages whose manifest says ``done`` (``recipe cluster status`` sets it once the converted checkpoint exists)
 are skipped, and the chain starts after the last finished stage of the requested range. ``chain.json`` in the run
 directory records what was submitted with which dependency.
@@ -24,6 +28,7 @@ import os
 import shlex
 import subprocess
 import sys
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Optional
@@ -54,11 +59,11 @@ def _job_ids(stdout: str) -> list[str]:
     return [ln.split()[1] for ln in stdout.splitlines() if ln.startswith("submitted ") and len(ln.split()) > 1]
 
 
-def _sbatch_selection(cfg, run: RunDir, *, dependency: Optional[str], profile: str, project_root: Path,
-                      env: dict[str, str], overrides: list[str]) -> str:
+def selection_argv(cfg, run: RunDir, *, dependency: Optional[str], profile: str, project_root: Path,
+                   overrides: list[str]) -> list[str]:
+    """The teacher-selection job's ``sbatch`` command (a 1-node CPU job running ``recipe cluster select-teachers``)."""
     cl = cfg.cluster
     log_dir = run.stage_dir("mopd") / "teacher_selection"
-    log_dir.mkdir(parents=True, exist_ok=True)
     inner = (f"cd {shlex.quote(str(project_root))} && RECIPE_RUNS_DIR={shlex.quote(str(run.path.parent))} "
              f"{shlex.quote(sys.executable)} -m recipe.cli cluster select-teachers --run-id {shlex.quote(run.run_id)} "
              f"--profile {shlex.quote(profile)}" + "".join(f" -s {shlex.quote(o)}" for o in overrides))
@@ -66,8 +71,118 @@ def _sbatch_selection(cfg, run: RunDir, *, dependency: Optional[str], profile: s
             f"--account={cl.account}", f"--partition={cl.partition}", f"--output={log_dir}/%j.out"]
     if dependency:
         args.append(f"--dependency={dependency}")
-    out = subprocess.run(args + ["--wrap", inner], check=True, capture_output=True, text=True, env=env, timeout=120)
+    return args + ["--wrap", inner]
+
+
+def _sbatch_selection(cfg, run: RunDir, *, dependency: Optional[str], profile: str, project_root: Path,
+                      env: dict[str, str], overrides: list[str]) -> str:
+    (run.stage_dir("mopd") / "teacher_selection").mkdir(parents=True, exist_ok=True)
+    args = selection_argv(cfg, run, dependency=dependency, profile=profile, project_root=project_root,
+                          overrides=overrides)
+    out = subprocess.run(args, check=True, capture_output=True, text=True, env=env, timeout=120)
     return out.stdout.strip().split(";")[0]
+
+
+def selection_problems(cfg, run: RunDir, chained: list[str]) -> list[str]:
+    """Why the teacher-selection job would fail for MOPD's routing, known before anything runs: a ``branch:`` slot
+    without ``cluster.branches.<name>``, or a slot naming a stage that is neither done nor chained before MOPD."""
+    mopd = cfg.stage("mopd")
+    before = STAGE_PLAN[:STAGE_PLAN.index("mopd")]
+    out = []
+    for domain in mopd.domains:
+        slot = mopd.teacher_routing.get(domain)
+        if slot is None:
+            out.append(f"mopd.teacher_routing has no slot for domain {domain!r}")
+            continue
+        kind, _, arg = slot.partition(":")
+        if kind == "branch":
+            if arg not in cfg.cluster.branches:
+                out.append(f"routing slot {slot!r} ({domain}): cluster.branches.{arg} is not set (the branch's "
+                           f"converted HF checkpoint, e.g. --set cluster.branches.{arg}=<run>/04_rlhf_branch/checkpoint)")
+            continue
+        for s in ([a.strip() for a in arg.split(",")] if arg else []):
+            if s not in before:
+                out.append(f"routing slot {slot!r} ({domain}): {s!r} is not a stage before mopd ({', '.join(before)})")
+            elif s not in chained and not run.is_done(s):
+                out.append(f"routing slot {slot!r} ({domain}): stage {s} is neither done in run {run.run_id} nor "
+                           f"chained before mopd")
+    return list(dict.fromkeys(out))
+
+
+@dataclass
+class PlannedJob:
+    """One job of a chain dry run: what would be submitted, after what, and why it would be refused (if so)."""
+    stage: str
+    job: str
+    dependency: Optional[str]       # e.g. afterok:$JOB_if_rl (a shell variable holding the earlier job's id)
+    sbatch: Optional[str]           # the exact sbatch line (None when the job could not be rendered)
+    launch: Optional[str] = None    # how the chain runs it: DEPENDENCY=... bash <launch.sh>
+    config: Optional[Path] = None
+    problems: list[str] = field(default_factory=list)
+    checked: list[str] = field(default_factory=list)   # which rule sets were applied
+
+    @property
+    def var(self) -> str:
+        return f"JOB_{self.job}"
+
+
+def _dep_expr(var: Optional[str]) -> Optional[str]:
+    return f"afterok:${var}" if var else None
+
+
+def plan_chain(cfg, run: RunDir, *, from_stage: Optional[str] = None, until: Optional[str] = None,
+               profile: str = "paper", render_kw: Optional[dict] = None, project_root: Optional[Path] = None,
+               overrides: Optional[list[str]] = None, tree=None, gym=None) -> list[PlannedJob]:
+    """The dry run of ``submit_chain``: render every job of the range exactly as a submission would (MOPD with
+    deferred teachers, the teacher-selection job before it), validate each rendered config, and return the sbatch
+    lines in submission order with their dependencies (job ids as ``$JOB_<job>`` shell variables).
+
+    Validation: with a NeMo-RL release tree (``tree``; ``ReleaseTree.find()``) every check of
+    ``recipe.cluster.validate.check_file`` (keys, inheritance, v0.7.0 config-class types, Gym parser rules); without
+    one only the Gym parser rules and NeMo-Gym needs (``gym_problems``) run, and the job says so in ``checked``."""
+    from recipe.cluster import provenance
+    from recipe.cluster.nrl_yaml import load_yaml
+    from recipe.cluster.render import render_stage, require_slurm_target
+    from recipe.cluster.sbatch import segment_line
+    from recipe.cluster.validate import check_file, gym_problems, release_keys, release_types
+
+    require_slurm_target(cfg.cluster)
+    project_root = project_root or provenance.PROJECT_ROOT
+    stages = chain_stages(run, from_stage=from_stage, until=until)
+    known = release_keys(tree) if tree is not None else None
+    types = release_types(tree) if tree is not None else None
+    out: list[PlannedJob] = []
+    prev: Optional[str] = None
+    for stage in stages:
+        if stage == "mopd":
+            dep = _dep_expr(prev)
+            argv = selection_argv(cfg, run, dependency=dep, profile=profile, project_root=project_root,
+                                  overrides=list(overrides or []))
+            line = " ".join(a if a.startswith("--dependency=") else shlex.quote(a) for a in argv)
+            out.append(PlannedJob("mopd", SELECTION_JOB, dep, line,
+                                  problems=selection_problems(cfg, run, stages[:stages.index("mopd")]),
+                                  checked=["teacher routing slots"]))
+            prev = out[-1].var
+        try:
+            res = render_stage(cfg, run, stage, defer_teachers=(stage == "mopd"), **(render_kw or {}))
+        except (ValueError, KeyError, RuntimeError, FileNotFoundError) as e:
+            out.append(PlannedJob(stage, stage, _dep_expr(prev), None, problems=[f"not rendered: {e}"]))
+            prev = out[-1].var
+            continue
+        for job in res.jobs:
+            dep = _dep_expr(prev)
+            if tree is not None:
+                problems = check_file(job.config_path, tree, known=known, types=types, expected=job.overrides,
+                                      gym=gym)
+                checked = [f"NeMo-RL {tree.root} (keys, inheritance, MasterConfig types)", "NeMo-Gym parser rules"]
+            else:
+                problems = gym_problems(load_yaml(job.config_path), gym)
+                checked = ["NeMo-Gym parser rules"]
+            line = segment_line(job.sbatch_args, "singleton" + (f",{dep}" if dep else ""), job.log_dir)
+            launch = (f"DEPENDENCY={dep} " if dep else "") + f"bash {shlex.quote(str(job.launch_path))}"
+            out.append(PlannedJob(stage, job.name, dep, line, launch, job.config_path, problems, checked))
+            prev = out[-1].var
+    return out
 
 
 def submit_chain(cfg, run: RunDir, *, from_stage: Optional[str] = None, until: Optional[str] = None,

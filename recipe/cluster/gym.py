@@ -16,7 +16,8 @@ branch, not at the commit v0.7.0 pins: Gym ignores the unknown key, so those row
 ``math_with_judge`` and be rejected (issue 14 item 2). The GenRM is therefore served in MOPD too (its reward is
 computed and unused by the ``opd`` advantage).
 
-Judges (RECIPE.md §4: GenRM Qwen3-235B-A22B-Thinking-2507 for RLHF, Qwen3-235B-A22B-Instruct-2507 for long
+Judges (RECIPE.md §4: the GenRM for RLHF, Qwen3-235B-A22B-Thinking-2507 trained on HelpSteer3 (paper §4.5), served as
+the checkpoint NVIDIA's stage3_rlhf.yaml names; Qwen3-235B-A22B-Instruct-2507 for long
 context, GPT-OSS-120B for agentless SWE) are configured models (``cluster.judges``) served by Gym on its own GPU
 nodes (``env.nemo_gym.num_gpu_nodes``, as NVIDIA's ``nemotron-3-super/stage3_rlhf.yaml`` does), never the policy.
 """
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 VLLM_FOR_TRAINING = "responses_api_models/vllm_model/configs/vllm_model_for_training.yaml"
+GENRM_CONFIG = "resources_servers/genrm_compare/configs/genrm_compare.yaml"
 
 
 @dataclass(frozen=True)
@@ -153,7 +155,23 @@ def check_rows(path: Path, expected_agents: set[str], *, strict: bool = True) ->
 
 
 def _serve_kwargs(j) -> dict[str, Any]:
-    return {"tensor_parallel_size": j.tensor, "data_parallel_size": j.data_parallel, "pipeline_parallel_size": 1}
+    out = {"tensor_parallel_size": j.tensor, "data_parallel_size": j.data_parallel, "pipeline_parallel_size": 1}
+    if j.reasoning_parser:
+        out["reasoning_parser"] = j.reasoning_parser
+    return out
+
+
+# genrm_compare.yaml (Gym d67ad661) defines two agents: genrm_simple_agent on policy_model and
+# genrm_simple_agent_reasoning_off on policy_model_reasoning_off, a server no Gym config defines. Gym's parser refuses
+# the whole config (ServerRefNotFoundError) unless the job defines it; NVIDIA's nemotron-3-super/stage3_rlhf.yaml
+# (NeMo-RL v0.7.0) does so as a copy of the policy server with thinking off. Our rows route to genrm_simple_agent
+# (thinking, RECIPE.md §4.1 row 4); the reasoning-off server is defined so the config parses, and serves no rows.
+REASONING_OFF_POLICY: dict[str, Any] = {
+    "_copy": "policy_model",
+    "responses_api_models": {"vllm_model": {
+        "chat_template_kwargs": {"enable_thinking": False, "truncate_history_thinking": False},
+        "sequential_reasoning_allowed": False}},
+}
 
 
 def judge_blocks(judges: dict[str, Any], *, policy_model: str, section: Any = None,
@@ -178,7 +196,10 @@ def judge_blocks(judges: dict[str, Any], *, policy_model: str, section: Any = No
                              f"separate models (RECIPE.md §4)")
         if name == "genrm":
             out["genrm_model_name"] = j.model
-            out["genrm_model"] = {"responses_api_models": {"genrm_model": {"vllm_serve_kwargs": _serve_kwargs(j)}}}
+            # uses_reasoning_parser follows the judge (genrm_compare.yaml's default is false; NVIDIA's
+            # nemotron-3-super/stage3_rlhf.yaml serves its GenRM with true and vLLM's reasoning_parser set)
+            out["genrm_model"] = {"responses_api_models": {"genrm_model": {
+                "uses_reasoning_parser": j.reasoning, "vllm_serve_kwargs": _serve_kwargs(j)}}}
             gs: dict[str, Any] = {}
             if generations_per_prompt:
                 gs["num_rollouts_per_prompt"] = generations_per_prompt
@@ -187,7 +208,12 @@ def judge_blocks(judges: dict[str, Any], *, policy_model: str, section: Any = No
                 gs["genrm_responses_create_params"] = {"max_output_tokens": jc.genrm_max_output_tokens,
                                                        "temperature": jc.genrm_temperature, "top_p": jc.genrm_top_p}
                 gs["top_percentile"] = jc.top_percentile
+                # §4.5: all pairs compared; Gym d67ad661 supports "all_pairs" and "circular" (genrm_compare utils.py)
+                gs["comparison_strategy"] = jc.comparison_strategy
                 gs["answer_bonus"] = jc.answer_bonus
+                # the profile's length normalisation is Gym's group-relative answer-length penalty
+                # (genrm_compare app.py: group_answer_length_penalty_coeff, default 0.0)
+                gs["group_answer_length_penalty_coeff"] = jc.answer_length_penalty_coeff
             out["genrm_compare_resources_server"] = {"resources_servers": {"genrm_compare": gs}}
         else:
             out["judge_model_name"] = j.model
@@ -206,8 +232,10 @@ def judge_blocks(judges: dict[str, Any], *, policy_model: str, section: Any = No
 def swe_agent_blocks(container_formatter: str | None, dataset_paths: dict[str, str]) -> dict[str, Any]:
     """``swe_agents_train`` / ``swe_agents_val`` with Gym's mandatory ``container_formatter`` and ``dataset_path``."""
     if not container_formatter:
-        raise ValueError("cluster.swe.container_formatter is not set: Gym's swe_agents needs the container image "
-                         "pattern of the SWE task sandboxes (mandatory '???' in swebench_openhands_training.yaml)")
+        raise ValueError("cluster.swe_container_formatter is not set: Gym's swe_agents needs the container image "
+                         "pattern of the SWE task sandboxes (mandatory '???' in swebench_openhands_training.yaml); set "
+                         "it in profiles/<profile>/cluster.yaml or with "
+                         "--set cluster.swe_container_formatter=<pattern with {instance_id}>")
     return {inst: {"responses_api_agents": {"swe_agents": {"container_formatter": container_formatter,
                                                            "dataset_path": dataset_paths[split]}}}
             for inst, split in zip(SWE_AGENT_INSTANCES, ("train", "validation"))}
@@ -220,6 +248,8 @@ def gym_overrides(domains: list[str], *, mopd: bool, phase: str | None = None) -
     for e in envs:
         if e.server in SERVER_OVERRIDES:
             nemo_gym[e.server] = SERVER_OVERRIDES[e.server]
+    if GENRM_CONFIG in nemo_gym["config_paths"]:
+        nemo_gym["policy_model_reasoning_off"] = REASONING_OFF_POLICY
     return {"should_use_nemo_gym": True, "nemo_gym": nemo_gym}
 
 
@@ -312,6 +342,8 @@ def prefetch_config(domains: list[str]) -> dict[str, Any]:
     # swe_agents marks container_formatter / dataset_path mandatory).
     nemo_gym["genrm_model_name"] = "dummy-genrm"
     nemo_gym["judge_model_name"] = "dummy-judge"
+    if GENRM_CONFIG in paths:   # Gym's parser runs in the dry run too: genrm_compare.yaml's reasoning-off agent
+        nemo_gym["policy_model_reasoning_off"] = REASONING_OFF_POLICY
     if any(e.server == "swe_agents" for e in envs):
         for inst in SWE_AGENT_INSTANCES:
             nemo_gym[inst] = {"responses_api_agents": {"swe_agents": {"container_formatter": "dummy",

@@ -47,6 +47,8 @@ class JobRender:
     input_model: str
     resume_step: Optional[int]
     base_config: str            # release path of the defaults parent
+    sbatch_args: list[str] = field(default_factory=list)   # fixed sbatch options of a segment (launch.sh)
+    log_dir: str = ""                                      # the segment's Slurm log dir (BASE_LOG_DIR)
 
 
 @dataclass
@@ -234,10 +236,6 @@ def render_stage(cfg, run: RunDir, stage: str, *, out: Optional[Path] = None, al
                 judges, policy_model=input_model, section=section,
                 generations_per_prompt=getattr(section, "generations_per_prompt", None)))
             n_judge_nodes = sum(j.nodes for j in judges.values())
-            if "genrm" in judges and getattr(getattr(section, "judge", None), "comparison_strategy", None) not in (None, "circular"):
-                deviations.append(f"judge.comparison_strategy={section.judge.comparison_strategy}: Gym genrm_compare is "
-                                  f"left at its configured strategy (NVIDIA's stage3_rlhf.yaml: circular); the paper "
-                                  f"compares all pairs")
             if phase == "agentless":
                 deviations.append("swerl_llm_judge (stored Gym commit) scores by the <solution> choice and has no "
                                   "judge_model_server key: the configured swe_judge is served, but whether the pinned "
@@ -306,7 +304,7 @@ def render_stage(cfg, run: RunDir, stage: str, *, out: Optional[Path] = None, al
         launch_path.chmod(0o755)
         convert_path.chmod(0o755)
         jobs.append(JobRender(job_name, kind, cfg_path, launch_path, convert_path, flat, plan.checkpoint_dir,
-                              hf_out, input_model, plan.resume_step, base))
+                              hf_out, input_model, plan.resume_step, base, sbatch.segment_args(spec), spec.log_dir))
         job_prov[job_name] = {
             "kind": kind, "config": str(cfg_path), "config_sha256": provenance.sha256_text(text),
             "base_config": base, "entry_point": ENTRY_POINTS[kind],  # type: ignore[index]

@@ -49,6 +49,21 @@ class LaunchSpec:
     requires_env: list[str]    # variables the user must export (HF_TOKEN, judge endpoints)
 
 
+def segment_args(s: LaunchSpec) -> list[str]:
+    """The fixed ``sbatch`` options of one training segment (the launch script adds dependency and output)."""
+    if not s.account or not s.partition:
+        raise ValueError("launch script needs a Slurm account and partition (cluster.account / cluster.partition)")
+    return [f"--job-name={s.job_name}", f"--nodes={s.nodes}", f"--gres=gpu:{s.gpus_per_node}",
+            f"--time={s.time_limit}", "--exclusive", f"--account={s.account}", f"--partition={s.partition}"]
+
+
+def segment_line(args: list[str], dependency: str, log_dir: str) -> str:
+    """The ``sbatch`` line the launch script runs for one segment, with ``dependency`` as it expands there
+    (``singleton`` plus the chain's ``afterok:<job>``); printed by the chain's dry run."""
+    return (f"sbatch --parsable {' '.join(q(a) for a in args)} --dependency={dependency} "
+            f"--output={q(log_dir + '/%j-segment.out')} \"$NEMO_RL_CHECKOUT/ray.sub\"")
+
+
 def launch_script(s: LaunchSpec) -> str:
     s.warnings = [w.replace("`", "'").replace("$", "") for w in s.warnings]
     warn = "".join(f"# WARNING: {w}\n" for w in s.warnings)
@@ -61,11 +76,7 @@ def launch_script(s: LaunchSpec) -> str:
         f"uv run python {s.entry_point} --config {q(s.config_path)}",
         f"bash {q(s.convert_script)}",
     ])
-    if not s.account or not s.partition:
-        raise ValueError("launch script needs a Slurm account and partition (cluster.account / cluster.partition)")
-    sbatch_args = [f"--job-name={s.job_name}", f"--nodes={s.nodes}", f"--gres=gpu:{s.gpus_per_node}",
-                   f"--time={s.time_limit}", "--exclusive",
-                   f"--account={s.account}", f"--partition={s.partition}"]
+    sbatch_args = segment_args(s)
     env_lines = "".join(f"export {k}={q(v)}\n" for k, v in s.env.items())
     req = "".join(f': "${{{v}:?export {v} before launching (see docs/RUN_AT_SCALE.md)}}"\n' for v in s.requires_env)
     return f"""#!/usr/bin/env bash

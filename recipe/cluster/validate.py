@@ -14,14 +14,17 @@ Used by the tests (with ../shared/fixtures/nemo_rl_configs/v0.7.0 as the release
    type of the release's own example value (a ``null`` where v0.7.0 wants a number is refused, issue 14 item 1);
 5. no unresolved ``???`` anywhere (OmegaConf's mandatory marker: NeMo-Gym fails when a server reads it);
 6. no ``_override_`` below the top level: v0.7.0 honours it on top-level keys only, so a nested marker would leave
-   the parent's keys merged in unseen.
+   the parent's keys merged in unseen;
+7. ``env.nemo_gym`` passes NeMo-Gym's own config parser rules (``recipe.cluster.gym_refs``): after Gym merges the
+   files of ``config_paths`` with the block, every server reference (``model_server``, ``resources_server``,
+   judge servers) names a defined server and nothing is left ``???``.
 """
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Iterable
 
-from recipe.cluster import nrl_schema
+from recipe.cluster import gym_refs, nrl_schema
 from recipe.cluster.nrl_yaml import flatten_keys, get_path, load_with_defaults, load_yaml, resolve
 from recipe.cluster.release import OPD_SCHEMA_KEYS, ReleaseTree
 
@@ -108,14 +111,15 @@ SWE_AGENTS_CONFIG = "responses_api_agents/swe_agents/configs/swebench_openhands_
 LLM_JUDGE_CONFIG = "resources_servers/equivalence_llm_judge/configs/equivalence_llm_judge.yaml"
 
 
-def gym_problems(resolved: dict) -> list[str]:
+def gym_problems(resolved: dict, gym: gym_refs.GymConfigs | None = None) -> list[str]:
     """What the Gym server configs named in ``env.nemo_gym.config_paths`` need from the NeMo-RL config: the GenRM's
     ``${genrm_model_name}``, swe_agents' mandatory ``container_formatter`` / ``dataset_path`` for both agent instances,
-    an LLM judge that is not the policy; and no key the pinned Gym does not have."""
+    an LLM judge that is not the policy; no key the pinned Gym does not have; and Gym's own parser rules (every server
+    reference defined, nothing ``???``: ``gym_refs.problems``)."""
     ng = (resolved.get("env") or {}).get("nemo_gym") or {}
     if not isinstance(ng, dict):
         return []
-    out = []
+    out = [f"env.nemo_gym: {p}" for p in gym_refs.problems(ng, gym)] if ng.get("config_paths") else []
     paths = ng.get("config_paths") or []
     for key in flatten_keys(ng):
         if any(part in GYM_KEYS_NOT_AT_PIN for part in key.split(".")):
@@ -191,20 +195,20 @@ def config_diff_text(rendered: Path, base_original: str, ours: dict[str, Any], t
     return "\n".join(lines) + "\n"
 
 
-def check_render(jobs, tree: ReleaseTree) -> list[str]:
+def check_render(jobs, tree: ReleaseTree, gym: gym_refs.GymConfigs | None = None) -> list[str]:
     """All problems of rendered jobs (``RenderResult.jobs``) against a release tree; empty = valid."""
     known = release_keys(tree)
     types = release_types(tree)
     problems: list[str] = []
     for job in jobs:
         problems += [f"{job.name}: {p}" for p in check_file(job.config_path, tree, known=known, types=types,
-                                                             expected=job.overrides)]
+                                                             expected=job.overrides, gym=gym)]
     return problems
 
 
 def check_file(path: Path, tree: ReleaseTree, *, known: set[str] | None = None,
                types: dict[str, set[str]] | None = None, expected: dict[str, Any] | None = None,
-               env: dict[str, str] | None = None) -> list[str]:
+               env: dict[str, str] | None = None, gym: gym_refs.GymConfigs | None = None) -> list[str]:
     """Every check of the module doc for one NeMo-RL YAML (ours or the release's own); empty = valid."""
     known = release_keys(tree) if known is None else known
     types = release_types(tree) if types is None else types
@@ -216,7 +220,7 @@ def check_file(path: Path, tree: ReleaseTree, *, known: set[str] | None = None,
         return problems + [f"does not load with the release's defaults: {e}"]
     problems += value_mismatches(cfg, expected or {})
     problems += type_problems(cfg, flat, types)
-    problems += gym_problems(cfg)
+    problems += gym_problems(cfg, gym)
     return problems
 
 

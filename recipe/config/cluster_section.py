@@ -92,6 +92,9 @@ class JudgeSpec(_S):
     tensor: int = Field(8, ge=1, description="vLLM tensor-parallel size of one judge replica.")
     data_parallel: int = Field(1, ge=1, description="vLLM data-parallel replicas.")
     reasoning: bool = Field(False, description="The judge emits reasoning (Gym uses_reasoning_parser).")
+    reasoning_parser: Optional[str] = Field(
+        None, description="vLLM --reasoning-parser the judge is served with (vllm_serve_kwargs.reasoning_parser); "
+                          "with reasoning: true Gym expects the reasoning split off by vLLM.")
     source: str = Field("", description="Where the model choice comes from.")
 
     @model_validator(mode="after")
