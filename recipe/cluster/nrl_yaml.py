@@ -4,8 +4,8 @@ NeMo-RL (``nemo_rl/utils/config.py`` at v0.7.0) reads YAML with OmegaConf, resol
 key (one path or a list, relative to the file that holds it; ``/``-absolute paths as is), merges parents in
 order and the child last (mappings deep-merge, lists and scalars are replaced whole, a mapping carrying
 ``_override_: true`` replaces instead of merging), then resolves ``${...}`` interpolations with the resolvers
-``mul``, ``div``, ``max`` (plus OmegaConf's ``oc.env``); ``_override_`` is honoured on top-level keys only. These rules are listed in
-``../shared/fixtures/nemo_rl_configs/README.md``; this module re-implements exactly them so that the rendered
+``mul``, ``div``, ``max`` (plus OmegaConf's ``oc.env``); ``_override_`` is honoured on top-level keys only. These rules are NeMo-RL's
+``load_config`` / ``merge_with_override`` (``nemo_rl/utils/config.py`` at v0.7.0, docs/NEMO_RL.md); this module re-implements exactly them so that the rendered
 configs can be checked on a machine where NeMo-RL cannot be installed. OmegaConf itself is not used because
 its pinned ANTLR runtime (4.9) conflicts with the one math-verify needs (4.13).
 

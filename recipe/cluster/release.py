@@ -50,8 +50,8 @@ BASE_CONFIGS: dict[StageKind, str] = {
 # Megatron -> HF converter shipped in the release (NEMO_RL.md §7); needs the mcore extra.
 MEGATRON_TO_HF = "examples/converters/convert_megatron_to_hf.py"
 
-# Every example config of the release that the key-existence check uses (the fixture set of
-# ../shared/fixtures/nemo_rl_configs/v0.7.0, by original path).
+# Every example config of the release that the key-existence check uses (paths inside the NeMo-RL v0.7.0 tree;
+# the tests use genuine copies of these files).
 RELEASE_CONFIGS = (
     "examples/configs/sft.yaml",
     "examples/configs/grpo_math_1B.yaml",

@@ -1,6 +1,6 @@
 """Checks of rendered NeMo-RL configs against the pinned release (its config classes and its own YAML files).
 
-Used by the tests (with ../shared/fixtures/nemo_rl_configs/v0.7.0 as the release tree) and by
+Used by the tests (with genuine copies of the release's example configs as the release tree) and by
 ``config_diff`` / ``recipe cluster render --check`` where a NeMo-RL checkout is available. Three checks:
 
 1. every key we write exists in *some* config of the release (the union over its example configs after

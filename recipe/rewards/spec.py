@@ -1,6 +1,6 @@
 """Verifier specs: the fields a record's ``verifier`` dict carries for each registry name.
 
-Field names mirror NeMo-Gym row fields (../shared/fixtures/real/nemo_gym); extra fields are allowed where
+Field names mirror NeMo-Gym's row fields (its resources servers' example rows); extra fields are allowed where
 real rows need them. ``require`` is the one helper verifiers use to read fields, so a missing or
 ill-typed field always scores 0 with ``missing_field:<name>`` / ``invalid_field:<name>``.
 
