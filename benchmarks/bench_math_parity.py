@@ -1,5 +1,6 @@
-"""Math scorer parity: the project's AIME 2025 / HMMT Feb 2025 verdicts against NeMo-Skills' math grader, on
-answer-format variants generated here (every item x every format), per format and overall.
+"""Math scorer parity: the project's AIME 2025 / HMMT Feb 2025 verdicts and IMO-AnswerBench's rule-based pre-check
+against NeMo-Skills' math grader, on answer-format variants generated here (every item x every format), per format
+and overall.
 
 The reference runs in its own environment as a subprocess (``nemo_skills_math_reference.py``): a checkout of
 NVIDIA/NeMo-Skills (``--nemo-skills-src``, the folder holding ``nemo_skills/``) and a Python whose venv holds what
@@ -11,7 +12,8 @@ Target: every format agrees on every item, or is a documented deviation (docs/EV
 the script exits 1 when an undocumented format disagrees.
 
     .venv/bin/python benchmarks/bench_math_parity.py --nemo-skills-src DIR --reference-python VENV/bin/python \
-        [--suite aime25 --suite hmmt_feb25] [--data-root ../shared/fixtures/eval] [--json OUT.json]
+        [--suite aime25 --suite hmmt_feb25 --suite imo-answer] [--imo-items 100] [--data-root ../shared/fixtures/eval]
+        [--json OUT.json]
 """
 from __future__ import annotations
 
@@ -35,7 +37,8 @@ from recipe.eval.sources import read_rows  # noqa: E402
 from recipe.eval.suites import get_suite  # noqa: E402
 from recipe.eval.thinking import thinking_flag  # noqa: E402
 
-DATA = {"aime25": ("aime25/test.txt", "expected_answer"), "hmmt_feb25": ("hmmt_feb25/hmmt_feb25.jsonl", "answer")}
+DATA = {"aime25": ("aime25/test.txt", "expected_answer"), "hmmt_feb25": ("hmmt_feb25/hmmt_feb25.jsonl", "answer"),
+        "imo-answer": ("imo_bench", "Short Answer")}  # IMO-AnswerBench v2 (PR 18 fix): its rule-based pre-check
 # Formats on which the project deliberately differs from NeMo-Skills (docs/EVAL_HARNESS.md, "Math grading").
 DOCUMENTED = {"fbox": "\\fbox read when no \\boxed", "boxed_space_token": "\\boxed 70 read",
               "boxed_space_brace": "\\boxed {70} read", "leading_zeros": "integers compare by value"}
@@ -108,11 +111,21 @@ FORMATS: list[Format] = [
 ]
 
 
-def build_cases(suites: list[str], data_root: Path) -> list[dict]:
+def _rows(suite: str, data_root: Path, imo_items: int) -> list[dict]:
+    path, _ = DATA[suite]
+    if suite != "imo-answer":
+        return read_rows(data_root / path)
+    from recipe.eval.olympiad.imo_answer import load_answerbench
+    rows = load_answerbench(data_root / path, "v2-pr18").rows
+    step = max(1, len(rows) // imo_items)
+    return rows[::step][:imo_items]  # spread over the four categories
+
+
+def build_cases(suites: list[str], data_root: Path, imo_items: int = 100) -> list[dict]:
     cases = []
     for suite in suites:
-        path, gold_field = DATA[suite]
-        for row in read_rows(data_root / path):
+        _, gold_field = DATA[suite]
+        for row in _rows(suite, data_root, imo_items):
             gold = str(row[gold_field])
             for fmt in FORMATS:
                 resp = fmt.build(gold)
@@ -124,9 +137,24 @@ def build_cases(suites: list[str], data_root: Path) -> list[dict]:
     return cases
 
 
+class _IncorrectJudge:
+    """IMO-AnswerBench: answers the pre-check does not settle go to the judge; here it says Incorrect, so the
+    verdict is the pre-check's own."""
+
+    def complete(self, messages, **sampling):
+        return "\\boxed{Incorrect}"
+
+
 def ours(cases: list[dict]) -> list[dict]:
+    from recipe.eval.olympiad.imo_answer import grade_response
+    from recipe.eval.olympiad.prompts import PromptTemplate
+    prompt = PromptTemplate("{problem} {predicted_answer} {expected_answer}", None, "bench", "")
     out = []
     for c in cases:
+        if c["suite"] == "imo-answer":
+            g = grade_response(c["row"], c["response"], _IncorrectJudge(), prompt, thinking=thinking_flag(c["thinking"]))
+            out.append({"correct": g["correct"], "no_answer": g["extracted"] is None, "extracted": g["extracted"]})
+            continue
         v = get_suite(c["suite"]).score(c["row"], c["response"], thinking_flag(c["thinking"]))
         out.append({"correct": v["score"] == 1.0, "no_answer": v["extracted"] is None, "extracted": v["extracted"]})
     return out
@@ -150,12 +178,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reference-python", required=True, help="Python of the venv the reference runs in.")
     ap.add_argument("--suite", action="append", choices=sorted(DATA), help="Suites (default: all).")
     ap.add_argument("--data-root", type=Path, default=ROOT.parent / "shared" / "fixtures" / "eval")
+    ap.add_argument("--imo-items", type=int, default=100, help="IMO-AnswerBench items, spread over the 400.")
     ap.add_argument("--json", type=Path, help="Also write every disagreement and the table here.")
     args = ap.parse_args(argv)
     if not (args.nemo_skills_src / "nemo_skills" / "evaluation" / "math_grader.py").is_file():
         ap.error(f"{args.nemo_skills_src} holds no nemo_skills/evaluation/math_grader.py")
     suites = args.suite or sorted(DATA)
-    cases = build_cases(suites, args.data_root)
+    cases = build_cases(suites, args.data_root, args.imo_items)
     mine, ref = ours(cases), reference(cases, args.nemo_skills_src, args.reference_python)
     table = Table(title=f"math verdicts vs NeMo-Skills ({len(cases)} responses, {len(FORMATS)} formats)")
     for col in ("suite", "format", "mode", "n", "agree", "ours ok", "ref ok", "ours none", "ref none", "status"):
