@@ -12,7 +12,7 @@ Target: every format agrees on every item, or is a documented deviation (docs/EV
 the script exits 1 when an undocumented format disagrees.
 
     .venv/bin/python benchmarks/bench_math_parity.py --nemo-skills-src DIR --reference-python VENV/bin/python \
-        [--suite aime25 --suite hmmt_feb25 --suite imo-answer] [--imo-items 100] [--data-root ../shared/fixtures/eval]
+        [--suite aime25 --suite hmmt_feb25 --suite imo-answer] [--imo-items 100] [--data-root EVAL_FIXTURES_DIR]
         [--json OUT.json]
 """
 from __future__ import annotations
@@ -177,7 +177,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--nemo-skills-src", required=True, type=Path, help="Folder holding NeMo-Skills' nemo_skills/.")
     ap.add_argument("--reference-python", required=True, help="Python of the venv the reference runs in.")
     ap.add_argument("--suite", action="append", choices=sorted(DATA), help="Suites (default: all).")
-    ap.add_argument("--data-root", type=Path, default=ROOT.parent / "shared" / "fixtures" / "eval")
+    ap.add_argument("--data-root", type=Path, default=ROOT.parent / "shared" / "fixtures" / "eval",
+                    help="Benchmark fixtures (aime25/, hmmt_feb25/, imo_bench/); default: the workplace copy beside the project.")
     ap.add_argument("--imo-items", type=int, default=100, help="IMO-AnswerBench items, spread over the 400.")
     ap.add_argument("--json", type=Path, help="Also write every disagreement and the table here.")
     args = ap.parse_args(argv)
