@@ -86,3 +86,28 @@ def test_tiny_math_reads_the_last_box_like_aime():
     s = get_suite("tiny_math")
     assert s.score(TINY_ROW, "\\boxed{70} and \\boxed{7", None)["no_answer"]
     assert s.score(TINY_ROW, "\\boxed 70", None)["score"] == 1.0
+
+
+@pytest.mark.parametrize("flag,how", [([], "precheck"), (["--thinking", "auto"], "precheck"),
+                                      (["--thinking", "off"], "precheck"), (["--thinking", "on"], "no_answer"),
+                                      (["--no-thinking"], "precheck")])
+def test_imo_answer_cli_thinking_option(shared_dir, tmp_path, flag, how):
+    """``recipe eval score --suite imo-answer`` forwards --thinking; a plain boxed answer needs no judge in auto/off."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from recipe.cli import app
+    from recipe.eval.olympiad.imo_answer import load_answerbench
+    imo = shared_dir / "fixtures/eval/imo_bench"
+    row = load_answerbench(imo, "v2").rows[0]
+    resp = tmp_path / "r.jsonl"
+    resp.write_text(json.dumps({"Problem ID": row["Problem ID"],
+                                "response": f"The answer is \\boxed{{{row['Short Answer'].strip('$')}}}."}) + "\n")
+    r = CliRunner().invoke(app, ["eval", "score", "--suite", "imo-answer", "--responses", str(resp), "--out",
+                                 str(tmp_path / "o"), "--data", str(imo), "--judge-prompt",
+                                 str(imo / "prompts/nvidia_gym/answerbench_autograder_judge.yaml"), "--profile", "tiny",
+                                 *flag])
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.output)
+    assert s["grading"][how] == 1 and s["judge_calls"] == 0
