@@ -101,17 +101,28 @@ def score(
     out: Path = typer.Option(..., help="Output folder: items.jsonl and summary.json."),
     judge_endpoint: Optional[str] = typer.Option(None, help="OpenAI-compatible judge server (arena_hard_v2)."),
     judge_model: Optional[str] = typer.Option(None, help="Judge model name (paper: gpt-4.1)."),
+    thinking: Optional[str] = typer.Option(None, help="How the responses were generated: auto (a closed <think> block is "
+                                              "removed, an unclosed one is no answer, text without think tags is "
+                                              "graded whole), on (thinking mode: only text after </think>), off "
+                                              "(graded whole). Default auto. A line's own `thinking` field wins."),
+    allow_malformed: bool = typer.Option(False, "--allow-malformed", help="Exit 0 even when lines were malformed "
+                                                                          "(else exit 1 after writing the results)."),
 ) -> None:
-    """Score existing responses from any system; malformed lines are reported with their line number."""
+    """Score existing responses from any system; malformed lines are reported with their line number, and make the
+    command exit 1 (after every good line's verdict is written) unless --allow-malformed."""
     from recipe.eval.olympiad.score_cli import SUITES as OLYMPIAD
-    if suite in OLYMPIAD:  # issue 15: IOI/ICPC packages, IMO judges (recipe.eval.olympiad.score_cli)
+    from recipe.eval.thinking import thinking_flag
+    with _user_errors():
+        mode = thinking_flag(thinking)
+    if suite in OLYMPIAD:  # IOI/ICPC packages, IMO judges (recipe.eval.olympiad.score_cli)
         from recipe.eval.olympiad.score_cli import build_parser, run_score
         if "--help-olympiad" in ctx.args:
             typer.echo(build_parser().format_help())
             return
         with _user_errors():
             judge_args = ((["--judge-endpoint", judge_endpoint] if judge_endpoint else [])
-                          + (["--judge-model", judge_model] if judge_model else []))  # the olympiad parser's own
+                          + (["--judge-model", judge_model] if judge_model else [])
+                          + (["--thinking", thinking] if thinking else []))  # the olympiad parser's own
             typer.echo(json.dumps(run_score(suite, [*ctx.args, *judge_args], out=out, responses=responses), indent=2,
                                   default=str))
         return
@@ -125,11 +136,15 @@ def score(
             from recipe.config import load_config
             from recipe.eval.api import configure_judge
             configure_judge(load_config("paper"), judge_endpoint=judge_endpoint, judge_model=judge_model)
-        s = score_responses(suite, responses, out)
+        s = score_responses(suite, responses, out, thinking=mode)
     for m in s["malformed"]:
         console.print(f"[yellow]line {m['line']}:[/] {m['error']}")
     keys = [k for k in s if k not in ("malformed", "settings")]
     typer.echo(json.dumps({k: s[k] for k in keys} | {"malformed_lines": [m["line"] for m in s["malformed"]]}, indent=2))
+    if s["malformed"] and not allow_malformed:
+        console.print(f"[bold red]{len(s['malformed'])} malformed line(s)[/] (listed in {out / 'summary.json'}; "
+                      "every other line was scored). --allow-malformed exits 0.")
+        raise typer.Exit(1)
 
 
 @app.command("suites")

@@ -1,85 +1,41 @@
-"""AIME 2025 and HMMT Feb 2025: answer-type math, graded on the last ``\\boxed{}`` after ``</think>`` (EVAL.md §3).
+"""AIME 2025 and HMMT Feb 2025: answer-type math, graded on the last ``\\boxed{}`` of the answer (EVAL.md §3) as
+NeMo-Skills' math grader grades it (``recipe.eval.math_grading``; its deliberate deviations are listed there and in
+docs/EVAL_HARNESS.md).
 
-Rules, in order: thinking mode and no ``</think>`` (or any ``<think>`` left open) -> no answer, never a ``\\boxed``
-mined from unfinished reasoning; the last ``\\boxed{…}`` (fallback ``\\fbox``) with brace matching; literal compare
-of normalised strings; then Math-Verify ``verify(gold, pred)`` -- gold first -- with the eval extraction settings
-(``LatexExtractionConfig(boxed_match_priority=0)`` with default normalisation, plus ``ExprExtractionConfig``),
-timeouts enforced by ``recipe.rewards.timeouts`` (Math-Verify's ``signal.alarm`` disabled). Reported: avg@k ± SE,
-pass@k, no-answer rate; each sample's extracted answer is kept.
+The answer text follows the thinking rule (``recipe.eval.thinking``): ``thinking=True`` (generated in thinking mode)
+grades only the text after the last ``</think>`` and none when it never closed -- never a ``\\boxed`` mined from
+unfinished reasoning; ``False`` grades the whole text; ``None`` (auto, ``recipe eval score``'s default) removes a
+closed think block, treats an unclosed one as no answer and grades a text without think tags whole. Reported: avg@k
+± SE, pass@k, no-answer rate; each sample's extracted answer is kept.
 
 Rows: ``aime25`` = NeMo-Skills' ``test.txt`` format (``id``, ``problem``, ``expected_answer``); ``hmmt_feb25`` =
 MathArena's format (``problem_idx``, ``problem``, ``answer``; answers are LaTeX strings, one is a two-value list).
 """
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from recipe.eval.math_grading import equivalent, final_boxed
 from recipe.eval.sampling import SamplingParams
 from recipe.eval.suites import RowError, Suite, register_suite
-from recipe.rewards.extract import BadResponse, last_boxed, parse_response
-from recipe.rewards.timeouts import CheckTimeout, run_with_timeout
+from recipe.eval.thinking import parse_mode
+from recipe.rewards.extract import BadResponse, parse_response
 
 SYSTEM_PROMPT = "You are a helpful and harmless assistant.\n\nYou are not allowed to use any tools"  # EVAL.md §1
 MATH_PROMPT = ("Solve the following math problem. Make sure to put the answer (and only answer) inside \\boxed{{}}."
                "\n\n{problem}")  # NeMo-Skills generic/math (EVAL.md §1)
-TIMEOUT_S = 5.0
-_DELIMS = ("$", "\\(", "\\[", "\\boxed", "\\fbox")
-_CFG = None
 
 
-def _configs():
-    import math_verify.grader
-    import math_verify.parser
-    from math_verify import ExprExtractionConfig, LatexExtractionConfig
-    math_verify.parser.TIMEOUT_WARNING_SHOWN = True
-    math_verify.grader.TIMEOUT_WARNING_SHOWN = True
-    return [LatexExtractionConfig(boxed_match_priority=0), ExprExtractionConfig()]
-
-
-def _norm(s: str) -> str:
-    s = s.strip().strip("$").strip()
-    s = re.sub(r"\s+", "", s).rstrip(".").replace("\\!", "").replace("\\,", "").replace("\\left", "").replace("\\right", "")
-    s = s.replace("dfrac", "frac").replace("tfrac", "frac").replace("%", "")
-    return s
-
-
-def equivalent(gold: str, pred: str, timeout_s: float = TIMEOUT_S) -> tuple[bool, str]:
-    """(equal?, how): ``literal`` after normalisation, else Math-Verify (gold first); ``timeout`` / ``unparseable``."""
-    global _CFG
-    if _norm(gold) and _norm(gold) == _norm(pred):
-        return True, "literal"
-    from math_verify import parse, verify
-    if _CFG is None:
-        _CFG = _configs()
-
-    def wrap(s: str) -> str:
-        return s if any(d in s for d in _DELIMS) else f"${s}$"
-
-    def run():
-        g = parse(wrap(gold), extraction_config=_CFG, parsing_timeout=None)
-        p = parse(wrap(pred), extraction_config=_CFG, parsing_timeout=None)
-        if not g:
-            return False, "gold_unparseable"
-        if not p:
-            return False, "pred_unparseable"
-        return bool(verify(g, p, timeout_seconds=None)), "math_verify"
-
+def score_math(gold: str, response: Any, thinking: bool | None) -> dict:
+    """One sample's verdict. ``thinking``: True (on), False (off) or None (auto), see ``recipe.eval.thinking``."""
     try:
-        return run_with_timeout(run, timeout_s)
-    except CheckTimeout:
-        return False, "timeout"
-
-
-def score_math(gold: str, response: Any, thinking: bool) -> dict:
-    try:
-        parsed = parse_response(response, "thinking" if thinking else None)
+        parsed = parse_response(response, parse_mode(thinking))
     except BadResponse as e:
         raise RowError(f"response: {e}") from None
     if parsed.answer is None:
         return {"score": 0.0, "no_answer": True, "reason": "unclosed_think", "extracted": None}
-    pred = last_boxed(parsed.answer)
-    if pred is None or not pred.strip():
+    pred = final_boxed(parsed.answer)
+    if pred is None:
         return {"score": 0.0, "no_answer": True, "reason": "no_boxed", "extracted": None}
     ok, how = equivalent(gold, pred)
     return {"score": 1.0 if ok else 0.0, "no_answer": False, "reason": "correct" if ok else "wrong", "extracted": pred,
@@ -117,13 +73,13 @@ def matharena_to_nemo_skills(rows: list[dict]) -> list[dict]:
 
 
 register_suite(Suite(
-    name="aime25", adapt_rows=matharena_to_nemo_skills, description="AIME 2025 I+II (30), last \\boxed{} after </think>, Math-Verify",
+    name="aime25", adapt_rows=matharena_to_nemo_skills, description="AIME 2025 I+II (30), last \\boxed{}, NeMo-Skills math grader",
     id_field="id", required_fields=("problem", "expected_answer"), messages=math_messages,
     score=lambda row, resp, thinking: score_math(_gold(row, "expected_answer"), resp, thinking),
-    defaults=PAPER_MATH, scorer_version="math-boxed-1"))
+    defaults=PAPER_MATH, scorer_version="math-nemo-skills-1"))
 
 register_suite(Suite(
-    name="hmmt_feb25", description="HMMT February 2025 (30), last \\boxed{} after </think>, Math-Verify",
+    name="hmmt_feb25", description="HMMT February 2025 (30), last \\boxed{}, NeMo-Skills math grader",
     id_field="problem_idx", required_fields=("problem", "answer"), messages=math_messages,
     score=lambda row, resp, thinking: score_math(_gold(row, "answer"), resp, thinking),
-    defaults=PAPER_MATH, scorer_version="math-boxed-1"))
+    defaults=PAPER_MATH, scorer_version="math-nemo-skills-1"))

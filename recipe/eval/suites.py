@@ -1,7 +1,8 @@
 """Suite registry: a benchmark = its rows, its prompt, its per-sample scorer and its aggregate.
 
-A ``Suite`` scores one sample of one row with ``score(row, response, thinking) -> Verdict`` (``thinking``: the
-response was generated in thinking mode, so text before ``</think>`` is never graded); rows carry the benchmark's own
+A ``Suite`` scores one sample of one row with ``score(row, response, thinking) -> Verdict`` (``thinking``: True when
+the response was generated in thinking mode, so text before ``</think>`` is never graded; False without thinking;
+None = auto, for responses from any system -- ``recipe.eval.thinking``); rows carry the benchmark's own
 fields (``required_fields``; ``id_field`` names the item). ``summarize`` adds suite-specific metrics to the
 generic avg@k / pass@k summary (IFEval: prompt/instruction level strict and loose; ArenaHard: win rate + bootstrap
 CI). Suites register themselves on import (``register_suite``); ``get_suite`` loads the built-in modules and the
@@ -33,7 +34,7 @@ class Suite:
     id_field: str
     required_fields: tuple[str, ...]
     messages: Callable[[dict, bool], list[dict]]  # (row, thinking) -> chat messages for generation
-    score: Callable[[dict, Any, bool], Verdict]  # (row, response, thinking) -> verdict of one sample
+    score: Callable[[dict, Any, bool | None], Verdict]  # (row, response, thinking on/off/auto) -> one sample's verdict
     defaults: SamplingParams = field(default_factory=SamplingParams)
     scorer_version: str = "1"
     metric: str = "accuracy"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from recipe.eval.sampling import SamplingParams
 from recipe.eval.suites import RowError, Suite, register_suite
+from recipe.eval.thinking import parse_mode
 from recipe.rewards.extract import BadResponse
 
 TINY_DOMAINS = ("math", "instruction_following", "mcqa", "tool_call")
@@ -17,7 +18,7 @@ def _messages(row: dict, thinking: bool) -> list[dict]:
     return row["messages"]
 
 
-def _score(row: dict, response, thinking: bool) -> dict:
+def _score(row: dict, response, thinking: bool | None) -> dict:
     from recipe.rewards import get_verifier
     from recipe.rewards.registry import UnknownVerifierError
     spec = row.get("verifier")
@@ -28,7 +29,7 @@ def _score(row: dict, response, thinking: bool) -> dict:
     except UnknownVerifierError as e:
         raise RowError(str(e)) from None
     try:
-        r = fn(dict(row, mode="thinking" if thinking else "instruct"), response)
+        r = fn(dict(row, mode=parse_mode(thinking)), response)  # on / off / auto (recipe.eval.thinking)
     except BadResponse as e:
         raise RowError(f"response: {e}") from None
     no_answer = r.reason in ("unterminated_think", "no_answer", "bad_response")

@@ -7,10 +7,15 @@ Accepted response shapes (anything else → ``BadResponse``, which verifiers sco
   ``message`` / ``reasoning`` / ``function_call`` / ``function_call_output``;
 - a list of such messages or output items (a trajectory).
 
-Thinking rule (EVAL.md §3 rule 1, NeMo-Skills ``remove_thinking``): in ``thinking`` mode only the text
-after the last ``</think>`` is the answer; with no ``</think>`` there is no answer (``unterminated_think``),
-never a stray ``\\boxed`` mined from unfinished reasoning. When a reasoning parser already split the
-reasoning out (``reasoning_content`` / ``reasoning`` items), the visible content is the answer.
+Thinking rule (EVAL.md §3 rule 1, NeMo-Skills ``parse_reasoning``), by ``mode``:
+- ``thinking``: only the text after the last ``</think>`` is the answer; with no ``</think>`` there is no answer
+  (``unterminated_think``), never a stray ``\\boxed`` mined from unfinished reasoning;
+- ``off``: the response was generated without thinking; its whole text is the answer, nothing is stripped
+  (NeMo-Skills with ``parse_reasoning=False``);
+- anything else (``None``, ``auto``, ``instruct``): a closed think block is removed, a block opened and never
+  closed is no answer, and text without any think tag is the answer whole.
+When a reasoning parser already split the reasoning out (``reasoning_content`` / ``reasoning`` items), the visible
+content is the answer.
 """
 from __future__ import annotations
 
@@ -104,6 +109,8 @@ def parse_response(response: Any, mode: str | None = None) -> ParsedResponse:
     full = "\n".join(t for t in texts if t)
     last = next((t for t in reversed(texts) if t and t.strip()), "")
     reasoning_text = "\n".join(r for r in reasoning if r)
+    if mode == "off":
+        return ParsedResponse(full, last.strip(), reasoning_text, calls, True)
     if THINK_CLOSE in last:
         head, _, answer = last.rpartition(THINK_CLOSE)
         reasoning_text = (reasoning_text + "\n" + head.replace(THINK_OPEN, "")).strip()
@@ -146,6 +153,57 @@ def last_boxed(text: str) -> str | None:
                 if m and text[idx + len(cmd)] == " ":
                     return m[0].rstrip(".$")
             idx = text.rfind(cmd, 0, idx)
+    return None
+
+
+def _matching_brace(text: str, open_at: int) -> int | None:
+    """Index of the ``}`` that closes the ``{`` at ``open_at``; None when it never closes."""
+    depth = 0
+    for k in range(open_at, len(text)):
+        if text[k] == "{":
+            depth += 1
+        elif text[k] == "}":
+            depth -= 1
+            if depth == 0:
+                return k
+    return None
+
+
+def _argument(text: str, after: int, *, spaced_token: bool) -> str | None:
+    """The argument of a command ending at ``after``: a braced group (optionally after spaces), or with
+    ``spaced_token`` the next whitespace-delimited token after at least one space."""
+    j = after
+    while j < len(text) and text[j] in " \t":
+        j += 1
+    if j < len(text) and text[j] == "{":
+        close = _matching_brace(text, j)
+        return None if close is None else text[j + 1:close]
+    if spaced_token and j > after and j < len(text):
+        token = text[j:].split(None, 1)[0].rstrip(".,;$")
+        return token or None
+    return None
+
+
+def final_boxed(text: str) -> str | None:
+    """The last ``\\boxed`` argument, as NeMo-Skills' ``extract_answer`` reads it (``recipe.eval.math_grading``).
+
+    Unlike ``last_boxed``, a last ``\\boxed`` whose brace never closes is no answer (None): an earlier box is never
+    used instead. Read beyond NeMo-Skills (docs/EVAL_HARNESS.md): ``\\boxed 70`` / ``\\boxed {70}``, and
+    ``\\fbox{…}`` when the text has no ``\\boxed`` at all.
+
+    >>> final_boxed(r"\\boxed{1} then \\boxed{\\frac{1}{2}}.")
+    '\\\\frac{1}{2}'
+    >>> final_boxed(r"\\boxed{1} then \\boxed{2") is None
+    True
+    """
+    if text is None:
+        return None
+    at = text.rfind("\\boxed")
+    if at >= 0:
+        return _argument(text, at + len("\\boxed"), spaced_token=True)
+    at = text.rfind("\\fbox")
+    if at >= 0:
+        return _argument(text, at + len("\\fbox"), spaced_token=False)
     return None
 
 

@@ -1,7 +1,10 @@
 """``math`` verifier: last ``\\boxed{}`` after ``</think>``, checked with Math-Verify (EVAL.md §3).
 
-Rules, in order: strip reasoning (no ``</think>`` in thinking mode → ``unterminated_think``); take the
-last ``\\boxed{…}`` (fallback ``\\fbox``) with brace matching (``no_answer`` when none); literal compare of
+Rules, in order: the thinking rule of ``recipe.rewards.extract.parse_response`` for the record's ``mode`` (no
+``</think>`` in thinking mode → ``unterminated_think``; ``off`` grades the whole text; otherwise a closed think block
+is removed and an unclosed one is ``unterminated_think``); the last ``\\boxed`` read as the AIME/HMMT evaluation
+reads it (``final_boxed``: brace matching, a last box that never closes is ``no_answer``, ``\\fbox`` only when there
+is no ``\\boxed``); literal compare of
 whitespace-normalised strings; two plain integers (up to 9 digits) compare by value (as Math-Verify would, without
 its ~2 ms parse); then ``math_verify.verify(gold, pred)`` — gold first, the check is asymmetric — with the RL
 normalisation (``malformed_operators=False, nits=False``) and ``boxed_match_priority=0``. Math-Verify's own
@@ -15,7 +18,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from recipe.rewards.extract import last_boxed, parse_response
+from recipe.rewards.extract import final_boxed, parse_response
 from recipe.rewards.registry import register
 from recipe.rewards.result import VerifierResult, binary, fail
 from recipe.rewards.spec import require
@@ -98,7 +101,7 @@ def verify_math(record: dict, response: Any) -> VerifierResult:
     parsed = parse_response(response, spec.get("mode", record.get("mode")))
     if parsed.answer is None:
         return fail("unterminated_think")
-    pred = last_boxed(parsed.answer)
+    pred = final_boxed(parsed.answer)
     if pred is None or not pred.strip():
         return fail("no_answer", extracted=None)
     ok, how = check_math(gold, pred, float(spec.get("timeout_s", DEFAULT_TIMEOUT_S)))

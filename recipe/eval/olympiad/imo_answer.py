@@ -8,9 +8,11 @@ shifted (unknown category, empty source, a category name as gold, id/category mi
 default they are excluded from the score and listed, never graded against a wrong gold answer
 (``on_malformed="error"`` refuses the file instead).
 
-Grading one response: strip reasoning (no ``</think>`` in thinking mode → no answer → incorrect, no judge call);
-pre-check: if the last ``\\boxed{}`` of the visible answer is Math-Verify-equivalent to the gold answer
-(``verify(gold, pred)``, gold first), it is correct without a judge call; otherwise the judge gets the benchmark's
+Grading one response: the thinking rule of ``recipe.eval.thinking`` (on: no ``</think>`` → no answer; auto: a
+closed think block is removed, an unclosed one is no answer, text without think tags is graded whole; off: graded
+whole) → no answer is incorrect, no judge call; rule-based pre-check: if the last ``\\boxed{}`` of the visible answer
+equals the gold answer by the AIME/HMMT grader (``recipe.eval.math_grading``, NeMo-Skills' math grader), it is
+correct without a judge call; otherwise the judge gets the benchmark's
 prompt with ``{problem}``, ``{predicted_answer}`` (the visible solution) and ``{expected_answer}`` and its verdict is
 the last ``\\boxed{Correct}`` / ``\\boxed{Incorrect}`` after ``</thinking>``. A judge reply without a verdict, or a
 failed request, is recorded as ``judge_invalid`` (scored incorrect, counted separately).
@@ -96,23 +98,25 @@ def parse_judge_verdict(text: str) -> bool | None:
 
 
 def grade_response(row: dict, response: Any, judge: ChatModel | None, prompt: PromptTemplate | None, *,
-                   thinking: bool = True, precheck: bool = True, judge_sampling: dict | None = None) -> dict:
-    """One sample → {"correct", "how", "extracted", "judge_output"?}. ``how`` ∈ no_answer | precheck | judge | judge_invalid."""
-    from recipe.rewards.extract import BadResponse, last_boxed, parse_response
-    from recipe.rewards.math_verifier import check_math
+                   thinking: bool | None = True, precheck: bool = True, judge_sampling: dict | None = None) -> dict:
+    """One sample → {"correct", "how", "extracted", "judge_output"?}. ``how`` ∈ no_answer | precheck | judge | judge_invalid.
+    ``thinking``: True (on), False (off), None (auto)."""
+    from recipe.eval.math_grading import equivalent, final_boxed
+    from recipe.eval.thinking import parse_mode
+    from recipe.rewards.extract import BadResponse, parse_response
 
     gold = row["Short Answer"]
     try:
-        parsed = parse_response(response, "thinking" if thinking else None)
+        parsed = parse_response(response, parse_mode(thinking))
     except BadResponse as e:
         return {"correct": False, "how": "bad_response", "extracted": None, "detail": str(e)}
     visible = parsed.answer
     if not visible or not visible.strip():
         return {"correct": False, "how": "no_answer", "extracted": None,
                 "detail": "reasoning never ended" if visible is None else "empty answer"}
-    pred = last_boxed(visible)
+    pred = final_boxed(visible)
     if precheck and pred and pred.strip():
-        ok, how = check_math(gold, pred)
+        ok, how = equivalent(gold, pred)
         if ok:
             return {"correct": True, "how": "precheck", "extracted": pred, "check": how}
     if judge is None or prompt is None:
@@ -129,9 +133,10 @@ def grade_response(row: dict, response: Any, judge: ChatModel | None, prompt: Pr
 
 
 def score_answerbench(bench: AnswerBench, responses: dict[str, list[Any]], judge: ChatModel | None,
-                      prompt: PromptTemplate | None, *, thinking: bool = True, precheck: bool = True,
-                      judge_sampling: dict | None = None) -> dict:
-    """avg@k ± SE over problems. ``responses``: Problem ID → its k responses (same k for every problem)."""
+                      prompt: PromptTemplate | None, *, thinking: bool | None = True, precheck: bool = True,
+                      judge_sampling: dict | None = None, modes: dict[str, list[bool | None]] | None = None) -> dict:
+    """avg@k ± SE over problems. ``responses``: Problem ID → its k responses (same k for every problem);
+    ``modes``: Problem ID → each response's own thinking flag (else ``thinking`` for all)."""
     by_id = {r["Problem ID"]: r for r in bench.rows}
     malformed_ids = {b["id"] for b in bench.malformed}
     unknown = [i for i in responses if i not in by_id and i not in malformed_ids]
@@ -145,8 +150,9 @@ def score_answerbench(bench: AnswerBench, responses: dict[str, list[Any]], judge
     for pid, resps in responses.items():
         if pid not in by_id:
             continue
-        grades = [grade_response(by_id[pid], r, judge, prompt, thinking=thinking, precheck=precheck,
-                                 judge_sampling=judge_sampling) for r in resps]
+        own = (modes or {}).get(pid) or [thinking] * len(resps)
+        grades = [grade_response(by_id[pid], r, judge, prompt, thinking=m, precheck=precheck,
+                                 judge_sampling=judge_sampling) for r, m in zip(resps, own)]
         for g in grades:
             counts[g["how"]] += 1
         acc = sum(g["correct"] for g in grades) / len(grades)

@@ -62,9 +62,10 @@ def aggregate(grades: list[float], rule: str) -> float | None:
     return AGGREGATIONS[rule](grades) if grades else None
 
 
-def visible_proof(response: Any, thinking: bool = True) -> str:
+def visible_proof(response: Any, thinking: bool | None = True) -> str:
     from recipe.rewards.extract import parse_response
-    parsed = parse_response(response, "thinking" if thinking else None)
+    from recipe.eval.thinking import parse_mode
+    parsed = parse_response(response, parse_mode(thinking))
     return (parsed.answer or "").strip()
 
 
@@ -97,7 +98,7 @@ def grade_proof(row: dict, proof: str, judge: ChatModel, prompt: PromptTemplate,
 
 def score_proofbench(rows: list[dict], proofs: dict[str, Any], judge: ChatModel, prompt: PromptTemplate, *,
                      samples: int, aggregation: str = "zero_if_any_zero", invalid_grade: str = "skip",
-                     thinking: bool = True, judge_sampling: dict | None = None,
+                     thinking: bool | None = True, judge_sampling: dict | None = None,
                      on_item: Callable[[dict], None] | None = None) -> dict:
     """``proofs``: Problem ID → the final proof (response text or message). Score = mean of score/7 (%) ± SE."""
     by_id = {r["Problem ID"]: r for r in rows}

@@ -11,7 +11,8 @@
   (``<problem>/<any>.cpp`` or ``<problem>_<any>.cpp``, taken in name order) ``--out OUT``: solved, submissions per
   problem and simulated penalty, with the policy settings from the profile.
 - ``imo-answer``: ``--responses FILE.jsonl`` (``Problem ID`` + ``response`` per line, optional ``thinking``
-  true/false per line (default: thinking, so text before ``</think>`` is never graded); k lines per problem)
+  on/off/auto (or true/false) per line, else ``--thinking``, default auto (``recipe.eval.thinking``: a closed think
+  block is removed, an unclosed one is no answer, text without think tags is graded whole); k lines per problem)
   ``--data IMO_BENCH_DIR --judge-prompt FILE [--judge-endpoint URL --judge-model NAME]``: avg@k ± SE.
 - ``imo-proof``: ``--responses FILE.jsonl`` (``Problem ID`` + ``response`` = the final proof) ``--data
   --judge-prompt --judge-endpoint --judge-model [--samples N --aggregation zero_if_any_zero|mean]``.
@@ -53,7 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="vllm also sends top_k/min_p/repetition_penalty; standard sends OpenAI fields only.")
     p.add_argument("--samples", type=int, default=None, help="imo-proof: judge samples per proof.")
     p.add_argument("--aggregation", default=None, choices=["zero_if_any_zero", "mean"])
-    p.add_argument("--no-thinking", action="store_true", help="Responses were generated without thinking.")
+    p.add_argument("--thinking", default=None, choices=["auto", "on", "off"],
+                   help="How the responses were generated (default auto); a line's own `thinking` field wins.")
+    p.add_argument("--no-thinking", action="store_true", help="Same as --thinking off.")
     return p
 
 
@@ -104,6 +107,20 @@ def as_response(row: dict) -> Any:
     if thinking is False and isinstance(resp, str):
         return {"role": "assistant", "content": resp, "reasoning_content": ""}  # nothing to strip
     return resp
+
+
+def default_thinking(args) -> bool | None:
+    """The thinking flag of lines without their own: ``--thinking``, else ``--no-thinking`` (off), else auto."""
+    from recipe.eval.thinking import thinking_flag
+    if args.thinking:
+        return thinking_flag(args.thinking)
+    return False if args.no_thinking else None
+
+
+def row_thinking(row: dict, default: bool | None) -> bool | None:
+    """A line's own ``thinking`` field (on/off/auto or true/false), else ``default``."""
+    from recipe.eval.thinking import thinking_flag
+    return thinking_flag(row["thinking"]) if "thinking" in row else default
 
 
 def _need(args, *names: str) -> None:
@@ -195,12 +212,16 @@ def score_imo_answer(args, responses: str | None, out: Path, cfg) -> dict:
     c = cfg.imo_answer
     bench = load_answerbench(args.data, args.version or c.version, on_malformed=c.on_malformed)
     grouped: dict[str, list] = {}
+    modes: dict[str, list] = {}
+    default = default_thinking(args)
     for row in _read_responses(responses):
-        grouped.setdefault(str(row["Problem ID"]), []).append(as_response(row))
+        grouped.setdefault(str(row["Problem ID"]), []).append(row["response"])
+        modes.setdefault(str(row["Problem ID"]), []).append(row_thinking(row, default))
     judge = _LazyJudge(args.judge_endpoint, args.judge_model or c.judge_model, args.judge_api_key_env, c.judge.model_dump(),
                        args.judge_server)
     res = score_answerbench(bench, grouped, judge, load_prompt(args.judge_prompt, JUDGE_FIELDS),
-                            thinking=not args.no_thinking, precheck=c.precheck)
+                            thinking=default, modes=modes, precheck=c.precheck)
+    res["thinking"] = {None: "auto", True: "on", False: "off"}[default]
     res["judge"] = judge.describe()
     _write(out, res)
     return res
@@ -223,7 +244,7 @@ def score_imo_proof(args, responses: str | None, out: Path, cfg) -> dict:
     with open(out / "grades.jsonl", "w") as f:  # every proof and every grade, as they come
         res = score_proofbench(rows, proofs, judge, load_prompt(args.judge_prompt, JUDGE_FIELDS),
                                samples=args.samples or c.judge_samples, aggregation=args.aggregation or c.aggregation,
-                               invalid_grade=c.invalid_grade, thinking=not args.no_thinking,
+                               invalid_grade=c.invalid_grade, thinking=default_thinking(args),
                                on_item=lambda it: (f.write(json.dumps(it) + "\n"), f.flush()))
     res["judge"] = judge.describe()
     _write(out, res)
