@@ -1,4 +1,4 @@
-"""`make docs` renders executed notebooks to standalone HTML with their plots (issue 12 item 5)."""
+"""`make docs` renders executed notebooks to standalone HTML with their plots."""
 from __future__ import annotations
 
 import base64

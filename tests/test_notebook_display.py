@@ -160,3 +160,19 @@ def test_eval_samples_split_reasoning_and_keep_newlines(tmp_path):
     assert ev.split_reasoning(raw, thinking=True)[0] == "let me think\nabout 6+3"
     assert "never closed" in ev.split_reasoning(raw, thinking=True)[1]
     assert ev.split_reasoning(raw, thinking=False) == ("", "let me think\nabout 6+3")
+
+
+def test_closing_cells_point_to_the_next_notebook_in_plan_order():
+    from recipe.config.schema import STAGE_PLAN
+    from recipe.pipeline.summaries import _shown, next_step
+    assert "10_sft.ipynb" in next_step("data")
+    i = STAGE_PLAN.index("mopd")
+    assert "40_mopd.ipynb" in next_step(STAGE_PLAN[i - 1])
+    after_mopd = STAGE_PLAN[i + 1]
+    assert "30_cascade_rl_stage.ipynb" in next_step("mopd") and f'stage = "{after_mopd}"' in next_step("mopd")
+    assert "90_report.ipynb" in next_step(STAGE_PLAN[-1])
+    assert "50_eval.ipynb" in next_step("report") and "00_data.ipynb" in next_step("hub")
+    gains, losses, unclear = _shown({"input": "sft", "a": {"score": 5.0, "ci_low": 1.0, "ci_high": 9.0},
+                                     "b": {"score": -4.0, "ci_low": -8.0, "ci_high": -0.5},
+                                     "c": {"score": 3.0, "ci_low": -1.0, "ci_high": 7.0}})
+    assert [g.split()[0] for g in gains] == ["a"] and [x.split()[0] for x in losses] == ["b"] and len(unclear) == 1

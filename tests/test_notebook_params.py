@@ -1,4 +1,4 @@
-"""Notebook parameters and the one runs folder (issue 12 item 1): runs land under the project's runs/ whatever the
+"""Notebook parameters and the one runs folder: runs land under the project's runs/ whatever the
 working directory, list parameters arrive from papermill's -p (a string) and -y (a list) alike, and an existing
 run asked for with another profile or other overrides is refused with both values named."""
 from __future__ import annotations

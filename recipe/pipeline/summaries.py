@@ -103,6 +103,14 @@ def data_summary(run: RunDir, cfg: RecipeConfig) -> str:
     split_total = {sp: sum(v for k, v in counts.items() if k.endswith("_" + sp)) for sp in ("train", "select", "val")}
     text = (f"- {len(cfg.domains.names)} domains; {split_total['train']:,} training, {split_total['select']:,} "
             f"selection and {split_total['val']:,} validation prompts, the splits disjoint.")
+    report = run.stage_dir(DATA_PHASE) / "curated" / "report.json"
+    if report.exists():
+        from recipe.data.report import report_table
+        total = report_table(report).loc["total"]
+        dropped = {c: int(total[c]) for c in ("contaminated", "exact_duplicate", "near_duplicate", "quarantined")
+                   if c in total and total[c]}
+        text += (f"\n- Curation kept {int(total['kept']):,} of {int(total['rows_in']):,} training rows"
+                 + (f" ({', '.join(f'{k} {v:,}' for k, v in dropped.items())})." if dropped else "."))
     return f"### What this run showed\n\n{text}\n\n{next_step('data')}"
 
 
