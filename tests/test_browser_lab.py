@@ -259,8 +259,9 @@ def _check_tables(page, name: str) -> None:
     tables = page.evaluate("""() => [...document.querySelectorAll('.jp-Notebook .jp-OutputArea-output table')]
         .map(t => { const o = t.closest('.jp-OutputArea-output').getBoundingClientRect();
                     const r = t.getBoundingClientRect();
-                    return {right: r.right, edge: o.right, head: t.querySelector('tr') ? t.querySelector('tr')
-                            .innerText.slice(0, 80) : '', cells: [...t.querySelectorAll('td')].map(c => c.innerText)}; })""")
+                    const head = t.querySelector('tr');
+                    return {right: r.right, edge: o.right, head: head ? head.innerText.slice(0, 80) : '',
+                            cells: [...t.querySelectorAll('td')].map(c => c.innerText)}; })""")
     assert tables, f"{name}: no table rendered"
     for t in tables:
         assert t["right"] <= t["edge"] + 1, f"{name}: table {t['head']!r} is cut: {t['right']:.0f} > {t['edge']:.0f} px"

@@ -50,7 +50,8 @@ def test_build_writes_the_report_heatmap_png(tmp_path, monkeypatch):
     img = Image.open(tmp_path / "docs" / "report_heatmap.png")
     panels = json.loads(img.info["recipe:axes"])
     assert panels[0]["xlabel"] and panels[0]["ylabel"] and any(p["colorbar"] and p["ylabel"] for p in panels)
-    assert (tmp_path / "html" / "report_heatmap.png").read_bytes() == (tmp_path / "docs" / "report_heatmap.png").read_bytes()
+    written = (tmp_path / "docs" / "report_heatmap.png").read_bytes()
+    assert (tmp_path / "html" / "report_heatmap.png").read_bytes() == written
     assert 'src="report_heatmap.png"' in index.read_text()
 
 

@@ -64,7 +64,8 @@ def build(run_id: str = "docs-tiny", out: Path = PROJECT_ROOT / "build" / "docs"
     links = "\n".join(f'<li><a href="{p.name}">{html.escape(p.stem)}</a></li>' for p in pages)
     index = Path(out) / "index.html"
     index.write_text(f"<!doctype html><title>Run {html.escape(run_id)}</title><h1>Nemotron-Cascade 2 recipe: "
-                     f"tiny run {html.escape(run_id)}</h1>{shown}<p>Every phase notebook, executed.</p><ol>{links}</ol>")
+                     f"tiny run {html.escape(run_id)}</h1>{shown}<p>Every phase notebook, executed.</p>"
+                     f"<ol>{links}</ol>")
     return [index, *pages]
 
 
