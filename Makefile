@@ -40,8 +40,11 @@ run: setup
 test: setup
 	$(PY) -m pytest -q -n 2 --timeout=900 -p random_order --random-order-bucket=global tests
 
+# Saving a notebook writes the commit format (recipe/pipeline/lab_hooks.py): open, run, save leaves git clean.
+# Jupyter refuses to start as root without --allow-root; containers and many cluster nodes run as root.
 lab: setup
-	$(VENV)/bin/jupyter lab --ContentsManager.pre_save_hook=recipe.pipeline.lab_hooks.strip_outputs notebooks/
+	@if [ "$$(id -u)" = 0 ]; then echo "make lab: running as root, so passing --allow-root to jupyter lab"; root=--allow-root; else root=; fi; \
+	$(VENV)/bin/jupyter lab $$root --ContentsManager.pre_save_hook=recipe.pipeline.lab_hooks.strip_outputs notebooks/
 
 # The tiny cascade through the notebooks, each executed notebook rendered to HTML with its plots (build/docs/).
 docs: setup

@@ -1,14 +1,23 @@
-"""The notebooks as a person uses them (issue 12 item 2): JupyterLab on loopback with a token, driven by headless
-Debian Chromium through Playwright (the system executable; no browser build is downloaded).
+"""The notebooks as a person uses them: JupyterLab on loopback with a token and `make lab`'s pre-save hook, driven by
+headless Debian Chromium through Playwright (the system executable; no browser build is downloaded) at 1440 px.
 
 The report notebook is opened first, its parameters cell edited in the UI (a reduced profile), and Run All runs
 every missing phase with live widget progress bars; then each phase notebook is opened, pointed at the same run and
 Run All'd through the UI (the eval notebook with its own parameters: a small tiny suite on the run's MOPD
 checkpoint). Each must end with the kernel idle and no error output; the heatmap image and the progress
-bar must have rendered, and the run must be under $RECIPE_RUNS_DIR, not beside the notebooks. The notebooks are
-served from a copy, so nothing in the git tree changes. Screenshots: tests/artifacts/browser/ (gitignored)."""
+bar must have rendered, and the run must be under $RECIPE_RUNS_DIR, not beside the notebooks.
+
+What the person sees is checked too: every figure shown at its natural size (not scaled down), with something drawn
+in colour and every axis labelled (the ``recipe:axes`` chunk ``recipe.pipeline.plots.figure_png`` writes); every
+table inside the output area (no column cut at the right edge) and no cell truncated by pandas; the heatmap's
+teacher marks legible (WCAG contrast of the rendered pixels against their cell); and after the parameters cell is
+typed back to what was committed and the notebook saved, the file is byte-identical to the committed one. The
+notebooks are served from a copy, so nothing in the git tree changes. Screenshots: tests/artifacts/browser/
+(gitignored)."""
 from __future__ import annotations
 
+import base64
+import io
 import json
 import os
 import secrets
@@ -25,6 +34,7 @@ import pytest
 from _tiny_fast import FAST
 
 CHROMIUM = Path("/usr/bin/chromium")
+VIEW_W = 1440  # the width the tables and figures must fit
 ARTIFACTS = Path(__file__).parent / "artifacts" / "browser"
 RUN_ID = "lab"
 # FAST, smaller still: the whole cascade in-kernel in about a minute on 2 quiet cores
@@ -88,7 +98,9 @@ def lab(tmp_path_factory, project_root):
     log = open(work / "lab.log", "w")
     proc = subprocess.Popen([sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
                              f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={nbdir}",
-                             "--ServerApp.open_browser=False", "--allow-root"], cwd=nbdir, env=env, stdout=log, stderr=subprocess.STDOUT)
+                             "--ServerApp.open_browser=False", "--allow-root",
+                             # the hook `make lab` passes: a save writes the commit format
+                             "--ContentsManager.pre_save_hook=recipe.pipeline.lab_hooks.strip_outputs"], cwd=nbdir, env=env, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.time() + 120
@@ -203,13 +215,112 @@ def _run_all(page, lab, name: str, params: str, timeout_s: float) -> float:
     return time.time() - t0
 
 
-def test_notebooks_in_jupyterlab_in_a_real_browser(lab):
+def _images(page) -> list[dict]:
+    """Every rendered image of the notebook: its PNG bytes and displayed / natural widths."""
+    return page.evaluate("""() => [...document.querySelectorAll('.jp-Notebook .jp-RenderedImage img')].map(i => ({
+        src: i.getAttribute('src') || '', shown: i.getBoundingClientRect().width, natural: i.naturalWidth}))""")
+
+
+def _pixels(img) -> list[tuple]:
+    import numpy as np
+    return [tuple(int(c) for c in p) for p in np.asarray(img.convert("RGB")).reshape(-1, 3)]
+
+
+def _png(src: str):
+    from PIL import Image
+    assert src.startswith("data:image/png;base64,"), f"not an inline PNG: {src[:40]}"
+    return Image.open(io.BytesIO(base64.b64decode(src.split(",", 1)[1]))).convert("RGB")
+
+
+def _check_figures(page, name: str) -> list:
+    """Each figure: shown at its natural size, not empty (coloured pixels: lines, markers, cells), every axis
+    labelled. Returns the decoded images with their ``recipe:axes`` panels."""
+    from PIL import Image
+    out = []
+    for i, img in enumerate(_images(page)):
+        assert img["natural"] > 0 and img["shown"] >= img["natural"] - 1, \
+            f"{name}: figure {i} scaled down to {img['shown']:.0f} px of {img['natural']} px"
+        raw = base64.b64decode(img["src"].split(",", 1)[1])
+        meta = Image.open(io.BytesIO(raw)).text.get("recipe:axes")
+        assert meta, f"{name}: figure {i} was not drawn by recipe.pipeline.plots (no recipe:axes chunk)"
+        panels = json.loads(meta)
+        for p in panels:
+            assert p["ylabel"], f"{name}: figure {i} panel {p['title']!r} has no y label"
+            assert p["colorbar"] or p["xlabel"], f"{name}: figure {i} panel {p['title']!r} has no x label"
+        rgb = _png(img["src"])
+        coloured = sum(1 for r, g, b in _pixels(rgb) if max(r, g, b) - min(r, g, b) > 60)
+        assert coloured >= 30, f"{name}: figure {i} ({[p['title'] for p in panels]}) draws nothing in colour"
+        out.append((rgb, panels))
+    return out
+
+
+def _check_tables(page, name: str) -> None:
+    """No table sticks out of its output area at this width (a column cut at the edge), none truncated by pandas."""
+    tables = page.evaluate("""() => [...document.querySelectorAll('.jp-Notebook .jp-OutputArea-output table')]
+        .map(t => { const o = t.closest('.jp-OutputArea-output').getBoundingClientRect();
+                    const r = t.getBoundingClientRect();
+                    const head = t.querySelector('tr');
+                    return {right: r.right, edge: o.right, head: head ? head.innerText.slice(0, 80) : '',
+                            cells: [...t.querySelectorAll('td')].map(c => c.innerText)}; })""")
+    assert tables, f"{name}: no table rendered"
+    for t in tables:
+        assert t["right"] <= t["edge"] + 1, f"{name}: table {t['head']!r} is cut: {t['right']:.0f} > {t['edge']:.0f} px"
+        cut = [c for c in t["cells"] if c.rstrip().endswith("...")]
+        assert not cut, f"{name}: table {t['head']!r} has cells truncated by pandas: {cut[:3]}"
+
+
+def _check_teacher_marks(figures, run_dir: Path) -> int:
+    """The heatmap's teacher marks against their cells in the pixels the browser shows (WCAG AA: 4.5)."""
+    from recipe.pipeline import plots
+    from recipe.runs.layout import RunDir
+    heat = [rgb for rgb, panels in figures if any(p["title"].startswith("validation score") for p in panels)]
+    assert len(heat) == 1, "the report shows one heatmap"
+    fig = plots.plot_heatmap(RunDir(run_dir))
+    marks = plots.teacher_mark_boxes(fig)
+    w, h = (round(fig.get_figwidth() * plots.DPI), round(fig.get_figheight() * plots.DPI))
+    assert heat[0].size == (w, h), "the heatmap in the browser is not the one drawn from this run"
+    for m in marks:
+        x0, y0, x1, y1 = (int(round(v)) for v in m["box"])
+        px = _pixels(heat[0].crop((x0, y0, x1, y1)))
+        bg = max(set(px), key=px.count)  # the cell's colour: most of the text box
+        readable = [p for p in px if plots.contrast_ratio([c / 255 for c in p], [c / 255 for c in bg]) >= 4.5]
+        assert len(readable) >= 8, f"teacher mark of {m['domain']}: {len(readable)} text pixels contrast >= 4.5 " \
+                                   f"with its cell {bg}"
+    return len(marks)
+
+
+def _save_as_committed(page, lab, name: str, committed: Path) -> None:
+    """Type the parameters cell back to what was committed, save (Ctrl+S) and compare the saved file's bytes."""
+    import nbformat
+    original = nbformat.read(committed, as_version=4).cells
+    params = next(c.source for c in original if "parameters" in c.metadata.get("tags", []))
+    path = lab["nbdir"] / name
+    before = path.stat().st_mtime_ns
+    first = page.locator(".jp-Notebook .jp-CodeCell").first
+    first.locator(".cm-content").click()
+    page.keyboard.press("Control+a")
+    page.keyboard.press("Delete")
+    page.keyboard.insert_text(params)
+    page.keyboard.press("Escape")
+    page.keyboard.press("Control+s")
+    deadline = time.time() + 60
+    while path.stat().st_mtime_ns == before:
+        _accept_dialogs(page, name)
+        if time.time() > deadline:
+            pytest.fail(f"{name}: Ctrl+S did not save within 60 s")
+        time.sleep(0.5)
+    time.sleep(1.0)  # the atomic write has replaced the file; let a second save (if any) land
+    assert path.read_bytes() == committed.read_bytes(), \
+        f"{name}: run and saved with its committed parameters, the file differs from the committed one"
+
+
+def test_notebooks_in_jupyterlab_in_a_real_browser(lab, project_root):
     from playwright.sync_api import sync_playwright
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=["--no-sandbox"])
         try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page = browser.new_page(viewport={"width": VIEW_W, "height": 1000})
             # the report notebook alone: runs every missing phase (widget progress bars), then the heatmap
             # a hang guard only (pytest's --timeout=900 bounds the whole test)
             report_s = _run_all(page, lab, "90_report.ipynb", NOTEBOOK_PARAMS["90_report.ipynb"], 720)
@@ -217,11 +328,15 @@ def test_notebooks_in_jupyterlab_in_a_real_browser(lab):
                                 ".jp-Notebook .widget-hprogress").count() >= 1, "no widget progress bar rendered"
             assert page.locator(".jp-Notebook .jp-RenderedImage img").count() >= 2, "heatmap / curves not rendered"
             run = lab["work"] / "runs" / RUN_ID
+            figures = _check_figures(page, "90_report.ipynb")
+            _check_tables(page, "90_report.ipynb")
+            assert _check_teacher_marks(figures, run) >= 1, "no teacher marked in the heatmap"
+            _save_as_committed(page, lab, "90_report.ipynb", project_root / "notebooks" / "90_report.ipynb")
             assert json.loads((run / "run.json").read_text())["overrides"] == OVERRIDES
             assert not (lab["nbdir"] / "runs").exists(), "the run landed beside the notebooks"
             for name, params in list(NOTEBOOK_PARAMS.items())[1:]:  # each phase notebook, on the same run
                 page.close()
-                page = browser.new_page(viewport={"width": 1400, "height": 1000})
+                page = browser.new_page(viewport={"width": VIEW_W, "height": 1000})
                 # the whole cascade ran in the report notebook; a phase notebook re-runs one phase at most (the
                 # data phase's curation, or a skip), so the report's measured time, doubled, bounds it on this load
                 _run_all(page, lab, name, params, max(120.0, 2 * report_s))
@@ -230,6 +345,9 @@ def test_notebooks_in_jupyterlab_in_a_real_browser(lab):
                     assert (lab["work"] / "runs" / RUN_ID / "eval" / "mopd" / "tiny_math").is_dir()
                 else:
                     assert page.locator(".jp-Notebook .jp-RenderedImage img").count() >= 1, f"{name}: no plot rendered"
+                _check_figures(page, name)
+                _check_tables(page, name)
+                _save_as_committed(page, lab, name, project_root / "notebooks" / name)
         finally:
             browser.close()
             print("dialogs accepted:", DIALOGS)

@@ -1,4 +1,4 @@
-"""Notebook parameters and the one runs folder (issue 12 item 1): runs land under the project's runs/ whatever the
+"""Notebook parameters and the one runs folder: runs land under the project's runs/ whatever the
 working directory, list parameters arrive from papermill's -p (a string) and -y (a list) alike, and an existing
 run asked for with another profile or other overrides is refused with both values named."""
 from __future__ import annotations
@@ -116,3 +116,61 @@ def test_lab_pre_save_hook_keeps_committed_notebooks_output_free(project_root):
     text = {"type": "file", "content": "x"}
     strip_outputs(text)
     assert text == {"type": "file", "content": "x"}
+
+
+def test_lab_save_of_a_run_notebook_is_byte_identical_to_the_commit(project_root, tmp_path):
+    """What JupyterLab sends on save after Run All (kernel metadata filled in, outputs, counts, UI cell metadata),
+    through the hook and jupyter_server's writer (nbformat.write), is the committed file byte for byte; an edited
+    cell is kept."""
+    import nbformat
+
+    from recipe.pipeline.lab_hooks import strip_outputs
+    committed = project_root / "notebooks" / "90_report.ipynb"
+    nb = nbformat.read(committed, as_version=4)
+    nb.metadata["kernelspec"]["display_name"] = "Python 3 (ipykernel)"
+    nb.metadata["language_info"] = {"name": "python", "version": "3.11.7", "mimetype": "text/x-python",
+                                    "file_extension": ".py", "codemirror_mode": {"name": "ipython", "version": 3}}
+    nb.metadata["widgets"] = {"application/vnd.jupyter.widget-state+json": {"state": {}}}
+    for i, c in enumerate(nb.cells):
+        c.metadata.update({"scrolled": True, "jupyter": {"outputs_hidden": False}, "trusted": True})
+        if c.cell_type == "code":
+            c.execution_count = i
+            c.outputs = [nbformat.v4.new_output("stream", text="x")]
+    model = {"type": "notebook", "content": nb}
+    strip_outputs(model, path="90_report.ipynb", contents_manager=None)
+    saved = tmp_path / "saved.ipynb"
+    nbformat.write(nbformat.from_dict(model["content"]), saved, version=nbformat.NO_CONVERT)
+    assert saved.read_bytes() == committed.read_bytes()
+    nb.cells[-1].source += "\n# edited"
+    strip_outputs(model)
+    nbformat.write(nbformat.from_dict(model["content"]), saved, version=nbformat.NO_CONVERT)
+    assert saved.read_bytes() != committed.read_bytes() and "# edited" in saved.read_text()
+    assert nb.cells[1].metadata == {"tags": ["parameters"]}
+
+
+def test_committed_notebooks_are_in_the_format_the_save_hook_writes(project_root):
+    from recipe.pipeline.lab_hooks import normalize_files
+    paths = sorted((project_root / "notebooks").glob("*.ipynb"))
+    assert paths
+    assert normalize_files(paths, check=True) == [], \
+        "run `python -m recipe.pipeline.lab_hooks notebooks/*.ipynb` and commit the result"
+
+
+def test_make_lab_passes_allow_root_only_as_root(project_root, tmp_path):
+    """The Makefile's lab rule, with a stand-in jupyter that prints its arguments (setup not remade: -o setup)."""
+    import shutil
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "jupyter").write_text('#!/bin/sh\necho "jupyter $*"\n')
+    (venv / "bin" / "jupyter").chmod(0o755)
+    out = subprocess.run(["make", "-s", "-o", "setup", "lab", f"VENV={venv}"], cwd=project_root, capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.strip().splitlines()
+    assert "--ContentsManager.pre_save_hook=recipe.pipeline.lab_hooks.strip_outputs" in lines[-1]
+    if os.geteuid() == 0:
+        assert "running as root" in lines[0] and "--allow-root" in lines[-1].split()
+    else:
+        assert len(lines) == 1 and "--allow-root" not in lines[-1].split()

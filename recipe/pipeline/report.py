@@ -85,6 +85,19 @@ def teacher_marks(run: RunDir) -> dict[str, str]:
     return {d: e["stage"] for d, e in t.get("best_so_far", {}).items()}
 
 
+def teacher_basis(run: RunDir) -> str:
+    """How the marked teachers were chosen, in words (what the heatmap's caption says)."""
+    from recipe.pipeline.teachers import read_teachers
+    t = read_teachers(run)
+    if "mopd" not in t:
+        return "the best report-split score so far (MOPD has not run)"
+    slots = {e["slot"] for e in t["mopd"]["teachers"].values()}
+    if any(s.startswith("select:") for s in slots):
+        return ("its routing slot; a select slot's pick has the best selection-split average over the slot's "
+                "domains, so a marked cell need not be its column's best")
+    return "its routing slot (mopd.teacher_routing)"
+
+
 def teacher_rows(run: RunDir) -> list[dict]:
     """Flat rows for a teachers table: MOPD's pick per domain (slot, stage, candidate) once MOPD ran, then every
     candidate of each select group with its selection-split average and CI; before MOPD, the best so far."""
