@@ -4,14 +4,14 @@
     python benchmarks/bench_curation.py --rows 200000   # reduced size
 
 Synthetic data: words drawn from a Zipf(1.1) distribution over a 50k-word vocabulary; training rows have
-60-200 words, eval items 40-120 words from the same vocabulary (the eval vocabulary then covers most
+60-200 words, eval rows 40-120 words from the same vocabulary (the eval vocabulary then covers most
 row tokens, the unfavourable case for the vocabulary filter in ``recipe.data.decontam``). A known number of
 rows embed a 20-word span of an eval item, and the benchmark checks that exactly those are flagged.
 Everything runs in one process with one BLAS/OpenMP thread; ``rows_per_s_core`` divides by the process's
 CPU time (so other load on a shared machine does not distort it), ``rows_per_s_wall`` by wall time. Only the
 checks are timed (row generation is not). Flagged rows are re-checked against exact 13-gram tuples, so
 ``flagged_confirmed == flagged`` shows there are no hash false positives; ``flagged`` can exceed ``planted``
-when random Zipf rows genuinely share a 13-gram of frequent words with an eval item. Target (issue #11): >= 100,000 rows/s per core for 13-gram decontamination, 1M rows vs 10k eval items
+when random Zipf rows genuinely share a 13-gram of frequent words with an eval item. Target: >= 100,000 rows/s per core for 13-gram decontamination, 1M rows vs 10k eval items
 (since every hash hit is re-verified word by word, ``flagged_confirmed == flagged`` holds by construction).
 """
 from __future__ import annotations

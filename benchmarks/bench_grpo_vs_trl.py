@@ -1,6 +1,6 @@
 """One GRPO step: our trainer vs TRL's GRPOTrainer; one MOPD step: ours vs TRL's on-policy distillation trainer
 (``DistillationTrainer``, the successor of GKD in trl 1.16, fully on-policy, beta=1 = reverse KL); same tiny model,
-batch and settings, in one process. Targets (issue 11): both ratios TRL/ours >= 2.0.
+batch and settings, in one process. Targets: both ratios TRL/ours >= 2.0.
 
 Settings shared by both (the tiny profile's IF-RL stage): P prompts x G generations, max_new_tokens, T=1.0,
 top_p=1.0, lr, AdamW, no KL (beta=0), token-level ("dapo") loss, group-scaled rewards, one optimizer update per

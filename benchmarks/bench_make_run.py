@@ -1,7 +1,7 @@
 """Time the tiny cascade as `make run` runs it (after install): every phase through its papermill notebook, in a
 fresh run directory. Prints seconds per phase, the total, the peak RSS, and a profile (top functions by self
 time) of the slowest training phase, so the next person sees where the time goes.
-Target (issue 11): every stage of the plan + the eval phase <= 300 s wall on 2 quiet cores (longer-term 120 s).
+Target: every stage of the plan + the eval phase <= 300 s wall on 2 quiet cores (longer-term 120 s).
 
     .venv/bin/python benchmarks/bench_make_run.py [--seed 0] [--in-process] [--no-profile] [-s key=value ...]
 

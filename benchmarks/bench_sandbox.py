@@ -1,4 +1,4 @@
-"""Sandbox throughput (issue 3 item 6, issue 11 item 3): sandboxed vs bare executions per second of a trivial
+"""Sandbox throughput: sandboxed vs bare executions per second of a trivial
 Python program, side by side in one run, the isolation overhead ratio (target: sandboxed >= 1/1.3 of bare at 2
 workers, i.e. overhead <= 1.3x), and math-verify checks per second.
 
@@ -9,7 +9,7 @@ own uid, launcher with rlimits and seccomp, output capture, sweep, work dir crea
 
 ``--decompose`` adds where a sandboxed run's time goes: bare ``true``, the uid switch, namespaces alone
 (``unshare``), a minimal ``bwrap --unshare-all``, our ``bwrap`` argv, with the launcher and Python, and the whole
-``recipe.sandbox.run`` (docs/SPEED.md, tenth session).
+``recipe.sandbox.run`` (docs/SPEED.md).
 
 When run as root (every sandboxed run then gets its own uid), it also times sandboxed runs from a parent that
 holds ``--parent-mib`` MiB (default 2048, about a tiny trainer's RSS), with the uid switched by ``setpriv`` (what

@@ -1,4 +1,4 @@
-"""Issue 14 item 11: `recipe cluster submit --stage all` submits the cascade as one afterok chain, with teacher
+"""`recipe cluster submit --stage all` submits the cascade as one afterok chain, with teacher
 selection as its own job before MOPD; resume starts after the last finished stage. sbatch and git are stand-ins on
 PATH that record their calls; the selection job's work is then run here on synthetic stage outputs."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 14 item 9: at paper scale the SFT job's chat template is the released tokenizer's own, from the pinned
+"""At paper scale the SFT job's chat template is the released tokenizer's own, from the pinned
 `recipe hub download released-model` folder; the tiny hand-written template renders the same strings as the released
 one on the shared fixture conversations wherever the released template file is present."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 14 item 8: the package installs into the NeMo-RL v0.7.0 container's Python (3.13.13, NEMO_RL.md §1.1).
+"""The package installs into the NeMo-RL v0.7.0 container's Python (3.13.13, NEMO_RL.md §1.1).
 
 A wheel is built with this environment's setuptools, then installed (no dependencies, no index) into a fresh
 Python 3.13 venv: pip refuses it there if ``requires-python`` excludes 3.13. The container only runs the

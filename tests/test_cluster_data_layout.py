@@ -1,4 +1,4 @@
-"""Issue 14 item 10: `recipe data curate --profile paper` writes the `<data_root>/<stage>/{train,validation}.jsonl`
+"""`recipe data curate --profile paper` writes the `<data_root>/<stage>/{train,validation}.jsonl`
 layout that `recipe cluster render` reads (SFT: curate's sft/; SWE: swe_rl/agentless|agentic/)."""
 from __future__ import annotations
 

@@ -123,7 +123,7 @@ def test_cli_lock_with_fake_skopeo(lock_copy, tmp_path, monkeypatch):
 
 
 def test_released_model_pinned_to_a_commit_and_marked_unverified(tmp_path):
-    """Issue 14 item 13: the paper profile pins the released model to a commit (not `main`); the commit comes from a
+    """The paper profile pins the released model to a commit (not `main`); the commit comes from a
     public record, not from the Hub, so hub.yaml, the lock and every render's provenance say it is unverified."""
     import json
 

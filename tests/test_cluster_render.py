@@ -1,6 +1,6 @@
 """Rendering every paper stage for NeMo-RL v0.7.0 and validating it against the release's genuine configs.
 
-Checks (issue 6 §3): keys exist in the release, the file loads with the release's ``defaults:`` rules and every
+Checks: keys exist in the release, the file loads with the release's ``defaults:`` rules and every
 value we set survives the merge, the paper's values land in the right keys, the scripts pass shellcheck, and the
 whole cascade chains stage N+1 onto stage N's converted checkpoint. The two overrides below fill what the paper
 profile leaves open (agentic SWE step budget; MOPD's logprob-error threshold that NeMo-RL's opd estimator needs).

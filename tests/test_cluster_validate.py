@@ -1,4 +1,4 @@
-"""Issue 14: the validator checks rendered jobs against NeMo-RL v0.7.0's config classes (types, '???', top-level-only
+"""The validator checks rendered jobs against NeMo-RL v0.7.0's config classes (types, '???', top-level-only
 _override_), the genuine v0.7.0 configs pass it, and each rendering fix holds, with the input that slipped through
 before refused."""
 from __future__ import annotations

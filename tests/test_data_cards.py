@@ -1,4 +1,4 @@
-"""Dataset cards (issue #4 item 6): released-data cards are committed, parse, and match the generator."""
+"""Dataset cards: released-data cards are committed, parse, and match the generator."""
 from __future__ import annotations
 
 from huggingface_hub import DatasetCard
@@ -26,7 +26,7 @@ def test_size_categories():
     assert [size_category(n) for n in (5, 5_000, 73_809, 24_824_269)] == ["n<1K", "1K<n<10K", "10K<n<100K", "10M<n<100M"]
 
 
-# ---- Hugging Face dataset card layout (issue 16 item 7) -----------------------------------------------------
+# ---- Hugging Face dataset card layout -----------------------------------------------------
 
 import inspect  # noqa: E402
 import re  # noqa: E402

@@ -1,4 +1,4 @@
-"""Curation end to end, in-process (issue #4 items 1, 3, 5, 6, 8, 9): loaders, quarantine, decontamination,
+"""Curation end to end, in-process: loaders, quarantine, decontamination,
 dedup, reconciling counts, CLI, report table/chart and the generated card."""
 from __future__ import annotations
 

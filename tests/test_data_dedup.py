@@ -1,4 +1,4 @@
-"""Exact and near dedup units (issue #4 item 3): what counts as the same text, and the dedup scope."""
+"""Exact and near dedup units: what counts as the same text, and the dedup scope."""
 from __future__ import annotations
 
 from recipe.data.dedup import Deduper, minhash_signatures

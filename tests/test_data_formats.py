@@ -1,4 +1,4 @@
-"""Normalized record + lossless NeMo-Gym / SFT chat round trips (issue #4 items 1-2)."""
+"""Normalized record + lossless NeMo-Gym / SFT chat round trips."""
 from __future__ import annotations
 
 import copy

@@ -1,4 +1,4 @@
-"""Splits and per-stage prompt pools (issue #4 item 4), and the n-gram index (item 3)."""
+"""Splits and per-stage prompt pools, and the n-gram index."""
 from __future__ import annotations
 
 from collections import Counter

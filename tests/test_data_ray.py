@@ -1,4 +1,4 @@
-"""The Ray Data backend runs the same logic as the in-process one (issue #4 item 7): identical report and files."""
+"""The Ray Data backend runs the same logic as the in-process one: identical report and files."""
 from __future__ import annotations
 
 from pathlib import Path

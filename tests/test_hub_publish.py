@@ -297,7 +297,7 @@ def test_curated_output_of_recipe_data_round_trips(hub, env, tmp_path):
 
 
 def test_dry_run_without_any_server_lists_files_and_says_remote_unknown(run, tmp_path):
-    """Issue 14 item 12: no Hub reachable (a closed loopback port, as on an offline login node): --dry-run still lists
+    """No Hub reachable (a closed loopback port, as on an offline login node): --dry-run still lists
     what would be uploaded, exits 0 and says the remote state is unknown; a real publish refuses."""
     import os
     import socket

@@ -1,4 +1,4 @@
-"""Downloaded artifacts never run repository code or unpickle by default (issue 5, item 5).
+"""Downloaded artifacts never run repository code or unpickle by default.
 
 The "released" repo served here contains a pickle (``pytorch_model.bin``) and a Python file that both
 create a marker file when executed; the tests assert the marker never appears unless the user opts in.

@@ -1,4 +1,4 @@
-"""Tokens never reach a file (issue 5, item 3): a tiny run (`recipe run`, shrunk to SFT with a few steps), a
+"""Tokens never reach a file: a tiny run (`recipe run`, shrunk to SFT with a few steps), a
 publish of its stage, a download and the download notebook run with a fake token in the environment against
 the loopback Hub; every file they produce (run dir with its papermill notebooks, downloads, the executed
 download notebook -- papermill writes parameters into it --, the published files fetched back) and the

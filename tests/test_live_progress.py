@@ -1,4 +1,4 @@
-"""Live progress and TensorBoard events (issue 12 item 3): local metrics rows become TensorBoard scalars with
+"""Live progress and TensorBoard events: local metrics rows become TensorBoard scalars with
 NeMo-RL's tag names, one reader serves both backends, and the headless tail prints step, reward and ETA."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``recipe eval score --suite ioi|icpc|imo-answer|imo-proof`` (issue 15 item 5) end to end: IOI and ICPC on
+"""``recipe eval score --suite ioi|icpc|imo-answer|imo-proof`` end to end: IOI and ICPC on
 packages we write, the IMO suites through the harness's OpenAI-compatible client against a loopback judge."""
 from __future__ import annotations
 

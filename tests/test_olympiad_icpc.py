@@ -1,4 +1,4 @@
-"""ICPC (issue 15 item 4): standings arithmetic on hand-computed runs, the default validator's flags, Kattis
+"""ICPC: standings arithmetic on hand-computed runs, the default validator's flags, Kattis
 packages we write (default and custom output validator), sandboxed verdicts, the submission policy, and the
 WF 2025 statements as prompts."""
 from __future__ import annotations

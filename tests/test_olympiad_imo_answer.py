@@ -1,4 +1,4 @@
-"""IMO-AnswerBench (issue 15 item 1): real CSVs (v1/v2/v2-pr18), the malformed v2 row, the NVIDIA judge prompt,
+"""IMO-AnswerBench: real CSVs (v1/v2/v2-pr18), the malformed v2 row, the NVIDIA judge prompt,
 the Math-Verify pre-check, the verdict parser and avg@k ± SE, with a deterministic in-process judge."""
 from __future__ import annotations
 

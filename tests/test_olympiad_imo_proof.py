@@ -1,4 +1,4 @@
-"""IMO-ProofBench (issue 15 item 2): real CSVs and judge prompt, 0–7 grading with several samples, the
+"""IMO-ProofBench: real CSVs and judge prompt, 0–7 grading with several samples, the
 "any 0 → 0, else mean" rule beside the plain mean, stored grades, and the generate → verify → refine loop."""
 from __future__ import annotations
 

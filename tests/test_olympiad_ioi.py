@@ -1,4 +1,4 @@
-"""IOI scoring (issue 15 item 3): arithmetic on hand-computed cases, packages, sandboxed judging end to end on
+"""IOI scoring: arithmetic on hand-computed cases, packages, sandboxed judging end to end on
 our own ``maxpair`` batch package and the official ``aplusb`` data with our own grader/checker, selection rules."""
 from __future__ import annotations
 

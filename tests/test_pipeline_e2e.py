@@ -211,7 +211,7 @@ def test_stage_notebook_with_cluster_backend_renders_instead_of_training(runs_di
     out = runs_dir.parent / "cluster_nb.ipynb"
     pm.execute_notebook(str(project_root / "notebooks" / "30_cascade_rl_stage.ipynb"), str(out),
                         parameters={"run_id": "paper-nb", "profile": "paper", "backend": "cluster", "stage": "if_rl",
-                                    # render refuses a job without a Slurm account and partition (issue 14)
+                                    # render refuses a job without a Slurm account and partition
                                     "overrides": ["cluster.account=acct", "cluster.partition=batch"],
                                     "allow_unpinned": True, "allow_dirty": True}, kernel_name="python3",
                         progress_bar=False)

@@ -1,4 +1,4 @@
-"""Hostile-program suite (issue 3 item 5): each program must end with the right verdict inside its limit,
+"""Hostile-program suite: each program must end with the right verdict inside its limit,
 leave no file outside its work dir and no process behind, and leave the host responsive.
 
 Needs bubblewrap (``make system-deps``); skipped with that reason where it is missing. C++ cases also

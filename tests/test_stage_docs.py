@@ -1,4 +1,4 @@
-"""The notebooks' opening texts (issue 12 items 4 and 6): every phase of the plan is described, the values shown
+"""The notebooks' opening texts: every phase of the plan is described, the values shown
 are the config's (an override changes the text), and the committed notebooks carry no hard-coded values."""
 from __future__ import annotations
 

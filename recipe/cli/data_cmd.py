@@ -1,4 +1,4 @@
-"""``recipe data``: curate training data and write dataset cards (issue #4).
+"""``recipe data``: curate training data and write dataset cards.
 
     recipe data curate --input FILE_OR_DIR... [--format auto|nemo_gym|messages|normalized]
                        [--decontaminate-against FILE...] --out DIR [--profile tiny|paper] [--backend inprocess|ray]

@@ -1,4 +1,4 @@
-"""``recipe sandbox``: run a program in the sandbox and print one JSON verdict (issue 3 item 3).
+"""``recipe sandbox``: run a program in the sandbox and print one JSON verdict.
 
     recipe sandbox run --time-limit 2 --memory-mb 256 --stdin in.txt -- python solution.py
     recipe sandbox run --time-limit 30 --memory-mb 2048 --output-dir build -- g++ -O2 main.cpp -o main

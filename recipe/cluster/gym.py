@@ -13,7 +13,7 @@ MOPD (RECIPE.md §6): one teacher per example, chosen by the row's agent. ``teac
 really defines: RLHF prompts go to ``genrm_simple_agent`` (``genrm_compare.yaml``), whose agent name maps to the RLHF
 teacher. The replication's ``rlhf_opd_simple_agent`` relied on ``skip_verification``, which exists only on a Gym
 branch, not at the commit v0.7.0 pins: Gym ignores the unknown key, so those rows would fall through to
-``math_with_judge`` and be rejected (issue 14 item 2). The GenRM is therefore served in MOPD too (its reward is
+``math_with_judge`` and be rejected. The GenRM is therefore served in MOPD too (its reward is
 computed and unused by the ``opd`` advantage).
 
 Judges (RECIPE.md §4: the GenRM for RLHF, Qwen3-235B-A22B-Thinking-2507 trained on HelpSteer3 (paper §4.5), served as

@@ -6,7 +6,7 @@ the source at tag v0.7.0 (read with the search tools; nothing is copied). Each e
 comes from. The spec language is tiny: ``int``, ``float`` (an int is accepted, as pydantic's lax mode and the
 example configs do; a bool is not), ``bool``, ``str``, ``None``, ``map`` (any mapping), ``list``, joined by ``|``.
 ``NotRequired[...]`` only means the key may be absent: a present ``null`` must still match the type, which is how
-``grpo.reward_shaping.overlong_buffer_length: null`` failed at start-up (issue 14 item 1).
+``grpo.reward_shaping.overlong_buffer_length: null`` failed at start-up.
 
 Keys under ``OPEN_PREFIXES`` are free-form maps passed through to another program (NeMo-Gym server configs, vLLM
 kwargs, HF config overrides, the teacher map): any sub-key and type is accepted there. A rendered key that is in

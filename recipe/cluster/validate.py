@@ -11,7 +11,7 @@ Used by the tests (with genuine copies of the release's example configs as the r
 3. after that merge every value we set is the value in the final config (no parent or interpolation hides it);
 4. types: every key of the merged, resolved config that v0.7.0's config classes type (``recipe.cluster.nrl_schema``,
    transcribed from the v0.7.0 source) has a value of that type, and every rendered key outside that table has the
-   type of the release's own example value (a ``null`` where v0.7.0 wants a number is refused, issue 14 item 1);
+   type of the release's own example value (a ``null`` where v0.7.0 wants a number is refused);
 5. no unresolved ``???`` anywhere (OmegaConf's mandatory marker: NeMo-Gym fails when a server reads it);
 6. no ``_override_`` below the top level: v0.7.0 honours it on top-level keys only, so a nested marker would leave
    the parent's keys merged in unseen;
@@ -104,7 +104,7 @@ def type_problems(resolved: dict, rendered_keys: Iterable[str] = (),
 
 
 # Keys that exist only on NeMo-Gym branches, not at the commit NeMo-RL v0.7.0 pins: Gym ignores them silently
-# (issue 14 item 2: MOPD's pass-through agents relied on skip_verification).
+# (MOPD's pass-through agents once relied on skip_verification, which Gym at the pin does not know).
 GYM_KEYS_NOT_AT_PIN = ("skip_verification", "skip_verification_reward")
 GENRM_CONFIG = "resources_servers/genrm_compare/configs/genrm_compare.yaml"
 SWE_AGENTS_CONFIG = "responses_api_agents/swe_agents/configs/swebench_openhands_training.yaml"

@@ -1,4 +1,4 @@
-"""``olympiad:`` section: settings of the olympiad scorers (EVAL.md §4–7, issue 15). Paper values live in
+"""``olympiad:`` section: settings of the olympiad scorers (EVAL.md §4–7). Paper values live in
 ``profiles/paper/olympiad.yaml`` with their sources; tiny values in ``profiles/tiny/olympiad.yaml``."""
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Data curation: NVIDIA's released datasets and tiny-domain records in; decontaminated, deduplicated,
-split, documented training data out (issue #4; RECIPE.md §7).
+split, documented training data out (RECIPE.md §7).
 
 Entry points: :func:`recipe.data.curate.curate` (also ``recipe data curate``), :func:`recipe.data.report.report_table`
 / :func:`recipe.data.report.plot_report`, :mod:`recipe.data.cards` (``recipe data card``). The record contract

@@ -1,6 +1,6 @@
 """The curation pipeline: inputs (files, Hub-layout dirs) -> decontaminated, deduplicated, split training data.
 
-Order per row (issue #4): read + normalize (bad rows -> quarantine) -> decontamination against eval files
+Order per row: read + normalize (bad rows -> quarantine) -> decontamination against eval files
 -> exact dedup -> near dedup (MinHash LSH) -> train/validation split -> write. Then per-stage prompt pools
 (``data.pools``) are drawn from the kept training prompts. Every row that comes in is accounted for:
 ``rows_in == kept + sum(dropped.values()) + quarantined`` (checked; a mismatch is a bug and raises).

@@ -3,7 +3,7 @@ stateless checks (decontamination, dedup key, MinHash signature). One implementa
 the in-process backend calls :func:`process_batch` directly, the Ray Data backend calls it inside
 ``map_batches`` on workers (``recipe.data.backends``).
 
-Quarantine reasons (issue #4, item 8): ``too_long`` (bytes or message count over the limits),
+Quarantine reasons: ``too_long`` (bytes or message count over the limits),
 ``invalid_utf8``, ``malformed_json``, ``wrong_type``, ``missing_field``, ``empty_messages`` (no messages, or
 every turn empty), ``unknown_format``, ``invalid_record`` (fails the record validator), ``parse_error``
 (any other exception while reading the row: reported, never raised).

@@ -3,7 +3,7 @@
 - ``avg@k``: mean over items of each item's mean score over its k samples (x100). ``stderr`` is the standard error
   of that mean across items (sample sd / sqrt(n)); ``stderr_across_runs`` is NeMo-Skills' variant (sd of the k
   per-sample-index run averages / sqrt(k)), both reported.
-- ``pass@k`` (Chen et al. 2021, unbiased): per item 1 - C(n-c, k) / C(n, k) with n samples, c correct.
+- ``pass@k`` (Chen et al. 2021, unbiased): per item, 1 - C(n-c, k) / C(n, k) with n samples, c correct.
 """
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Where a benchmark's rows come from: a Hub dataset at a pinned revision (through ``recipe.hub``), or a local
-mirror of the same files (e.g. ``../shared/fixtures/eval``).
+mirror of the same files (a folder laid out as ``mirror_file`` says).
 
 ``BenchmarkSource`` names the Hub repo, its revision, the file inside it and the file's path inside a mirror.
 ``fetch`` prefers the mirror when one is configured and holds the file, else downloads the one file at the revision

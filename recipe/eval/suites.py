@@ -80,7 +80,7 @@ def suite_names() -> list[str]:
     return sorted(_SUITES)
 
 
-# Each module registers its suites on import; olympiad is issue 15's package (imo-answer, imo-proof, ioi, icpc).
+# Each module registers its suites on import; recipe.eval.olympiad registers imo-answer, imo-proof, ioi and icpc.
 BUILTIN_MODULES = ("math_suites", "ifeval_suites", "code_suites", "arena_hard", "agentic_suites", "tiny_suites",
                    "olympiad")
 _loaded = False

@@ -1,4 +1,4 @@
-"""Load downloaded artifacts without executing repository code or unpickling (issue 5, item 5).
+"""Load downloaded artifacts without executing repository code or unpickling.
 
 Rules, checked before ``transformers`` is called:
 

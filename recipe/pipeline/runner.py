@@ -97,7 +97,7 @@ def run_pipeline(profile: str = "tiny", run_id: str | None = None, overrides: li
         if kernel is not None:
             kernel.start_early()  # imports + lanes on one core while the data notebook runs on a kernel of its own
         timings = _run_phases(run, cfg, [DATA_PHASE, *stages, REPORT_PHASE], via_notebooks, kernel)
-        if cfg.benchmarks.eval_phase.enabled:  # issue 13: evaluate the final checkpoint (recipe/eval/run_phase.py)
+        if cfg.benchmarks.eval_phase.enabled:  # evaluate the final checkpoint (recipe/eval/run_phase.py)
             t0 = time.time()
             console.print("  eval: running")
             if kernel is not None:  # where torch is loaded already

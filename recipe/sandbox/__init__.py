@@ -1,4 +1,4 @@
-"""The sandbox: the only module allowed to run model-written code (issue 3 items 3–5, EVAL.md §8).
+"""The sandbox: the only module allowed to run model-written code (EVAL.md §8).
 
 ``run(program, files=..., stdin=..., limits=Limits(...))`` → ``Verdict``; ``Session`` for several runs
 sharing one private work dir (compile, then run); ``recipe.sandbox.cpp`` for competitive-programming C++

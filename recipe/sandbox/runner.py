@@ -1,6 +1,6 @@
 """Run one program under bubblewrap with limits, and return a ``Verdict``. The only place model output runs.
 
-What is covered, per run (issue 3 items 3–4, EVAL.md §8): fresh namespaces with no network; a private
+What is covered, per run (EVAL.md §8): fresh namespaces with no network; a private
 work dir (0700, owned by the run's own uid, removed afterwards); read-only system view; no home, caches
 or tokens; an environment with nothing but PATH/HOME/TMPDIR/LANG; rlimits (CPU = TL+1, address space,
 processes, file size, open files, core 0); stdout/stderr caps (beyond them the run is killed:

@@ -1,4 +1,4 @@
-"""Olympiad scorers by the official rules (EVAL.md §4–8, issue 15).
+"""Olympiad scorers by the official rules (EVAL.md §4–8).
 
 - ``imo_answer``: IMO-AnswerBench with the AnswerAutoGrader judge prompt, a Math-Verify pre-check, avg@k ± SE.
 - ``imo_proof``: IMO-ProofBench grading on 0–7 with several judge samples, and the generate → verify → refine loop.

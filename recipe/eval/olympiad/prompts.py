@@ -38,7 +38,7 @@ def load_prompt(path: str | Path, required: set[str] = frozenset()) -> PromptTem
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"judge prompt file not found: {p} (the benchmark's prompt is data: point to a copy, "
-                                "e.g. ../shared/fixtures/eval/imo_bench/prompts/nvidia_gym/...)")
+                                "e.g. <IMO-Bench checkout>/prompts/nvidia_gym/...)")
     raw = p.read_text()
     if p.suffix in (".yaml", ".yml"):
         d = yaml.safe_load(raw) or {}

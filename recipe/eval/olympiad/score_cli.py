@@ -44,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--oracle", action="store_true", help="IOI --select: also judge every generation on hidden tests "
                    "for the oracle upper bound (reported apart, never used to select).")
     # IMO
-    p.add_argument("--data", help="IMO-Bench folder with the CSVs (e.g. ../shared/fixtures/eval/imo_bench).")
+    p.add_argument("--data", help="IMO-Bench folder with the CSVs (a checkout of the IMO-Bench repository).")
     p.add_argument("--version", default=None)
     p.add_argument("--judge-prompt", help="The benchmark's judge prompt file (YAML with 'user:' or text).")
     p.add_argument("--judge-endpoint", default=None, help="OpenAI-compatible server of the judge model.")
