@@ -9,7 +9,8 @@ those four with every ``*`` removed (empty variants are skipped). Per sample: ``
 (all instructions followed) and the per-instruction booleans; the summary reports prompt- and instruction-level
 accuracy, strict and loose. The main score is prompt-level strict (IFBench "prompt" in the paper).
 An instruction id without a checker, or kwargs its checker cannot use, is an error (``RowError``: reported, not
-scored as False). IFEval rows: ``key``, ``prompt``, ``instruction_id_list``, ``kwargs``; IFBench rows the same.
+scored as False); an error a checker raises on the response is the instruction not followed, listed in the
+verdict's ``checker_errors`` (the official drivers stop there). IFEval rows: ``key``, ``prompt``, ``instruction_id_list``, ``kwargs``; IFBench rows the same.
 """
 from __future__ import annotations
 
@@ -20,16 +21,17 @@ from recipe.eval.sampling import SamplingParams
 from recipe.eval.suites import RowError, Suite, register_suite
 from recipe.rewards.extract import BadResponse
 from recipe.rewards.instruction_following import if_answer
-from recipe.rewards.reference_if import follows, registry
+from recipe.rewards.reference_if import CHECKER_FAILURES, follows, registry
 
 
 def loose_variants(text: str) -> list[str]:
+    """The 8 texts of the official loose test, in its order (it stops at the first one followed)."""
     lines = text.split("\n")
     first = "\n".join(lines[1:]).strip()
     last = "\n".join(lines[:-1]).strip()
     both = "\n".join(lines[1:-1]).strip()
-    base = [text, first, last, both]
-    return base + [v.replace("*", "") for v in base]
+    return [text, text.replace("*", ""), first, last, both, first.replace("*", ""), last.replace("*", ""),
+            both.replace("*", "")]
 
 
 def _kwargs(row: dict) -> list[dict]:
@@ -53,18 +55,32 @@ def _checker(iid: str, kw: dict, prompt: str):
         raise RowError(f"instruction {iid}: kwargs {kw} unusable: {type(e).__name__}: {e}") from None
 
 
-def _check(iid: str, checker, text: str) -> bool:
+def _check(iid: str, checker, text: str, errors: list[str], mode: str) -> bool:
+    """One official check; an error the checker raises on this text = not followed, recorded in ``errors``."""
     try:
         return follows(checker, text)
-    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
-        raise RowError(f"instruction {iid}: its reference checker failed on this response: "
-                       f"{type(e).__name__}: {e}") from None
+    except CHECKER_FAILURES as e:
+        errors.append(f"{mode} {iid}: {type(e).__name__}: {e}")
+        return False
+
+
+def _check_loose(iid: str, checker, variants: list[str], errors: list[str]) -> bool:
+    for v in variants:
+        if not v.strip():
+            continue
+        n_errors = len(errors)
+        if _check(iid, checker, v, errors, "loose"):
+            return True
+        if len(errors) > n_errors:  # the official loose test stops at an error too
+            return False
+    return False
 
 
 def score_instructions(row: dict, response: Any, thinking: bool) -> dict:
     kws = _kwargs(row)
     ids = row["instruction_id_list"]
     prompt = row.get("prompt") or ""
+    errors: list[str] = []
     try:
         parsed = if_answer(response, "thinking" if thinking else None)
     except BadResponse as e:
@@ -74,17 +90,17 @@ def score_instructions(row: dict, response: Any, thinking: bool) -> dict:
         no_answer, reason = True, "unclosed_think"
     else:
         text = parsed.answer
-        strict = [_check(i, _checker(i, kw, prompt), text) for i, kw in zip(ids, kws)]
-        variants = [v for v in loose_variants(text) if v.strip()]
-        loose = []
-        for i, kw in zip(ids, kws):
-            check = _checker(i, kw, prompt)
-            loose.append(any(_check(i, check, v) for v in variants))
+        strict = [_check(i, _checker(i, kw, prompt), text, errors, "strict") for i, kw in zip(ids, kws)]
+        variants = loose_variants(text)
+        loose = [_check_loose(i, _checker(i, kw, prompt), variants, errors) for i, kw in zip(ids, kws)]
         no_answer = not text.strip()
         reason = "no_answer" if no_answer else ("followed" if all(strict) else "not_followed")
-    return {"score": 1.0 if all(strict) else 0.0, "no_answer": no_answer, "reason": reason,
-            "prompt_strict": all(strict), "prompt_loose": all(loose), "instruction_id_list": ids,
-            "follow_strict": strict, "follow_loose": loose}
+    verdict = {"score": 1.0 if all(strict) else 0.0, "no_answer": no_answer, "reason": reason,
+               "prompt_strict": all(strict), "prompt_loose": all(loose), "instruction_id_list": ids,
+               "follow_strict": strict, "follow_loose": loose}
+    if errors:
+        verdict["checker_errors"] = errors
+    return verdict
 
 
 def summarize_if(verdicts: dict[str, list[dict]]) -> dict:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from recipe.rewards.extract import THINK_CLOSE, ParsedResponse, parse_response
-from recipe.rewards.reference_if import follows, registry
+from recipe.rewards.reference_if import CHECKER_FAILURES, follows, registry
 from recipe.rewards.registry import register
 from recipe.rewards.result import VerifierResult, fail
 from recipe.rewards.spec import require
@@ -47,10 +47,16 @@ def check_instructions(text: str, ids: list[str], kwargs: list[dict | None], pro
             errors.append(f"unknown_instruction:{iid}")
             continue
         try:
-            followed.append(follows(source.checker(kw, prompt), text))
-        except (KeyError, TypeError, ValueError) as e:
+            check = source.checker(kw, prompt)
+        except CHECKER_FAILURES as e:
             followed.append(False)
             errors.append(f"bad_kwargs:{iid}:{type(e).__name__}:{e}")
+            continue
+        try:
+            followed.append(follows(check, text))
+        except CHECKER_FAILURES as e:  # the official checker fails on this text: not followed, and said so
+            followed.append(False)
+            errors.append(f"checker_error:{iid}:{type(e).__name__}:{e}")
     return followed, errors
 
 

@@ -5,8 +5,8 @@ punkt tokenizer (``punkt_tab``), tag parts of speech with the averaged perceptro
 (``averaged_perceptron_tagger_eng``; IFBench ``words:start_verb``) and count NLTK's English stop words
 (``stopwords``; IFBench ``ratio:stop_words``). ``ensure()`` fetches the missing ones once with ``nltk.download``
 into :func:`data_dir` (``RECIPE_NLTK_DATA``, default ``~/.cache/nemotron-cascade2-recipe/nltk_data``); folders named
-by ``NLTK_DATA`` and NLTK's usual places are searched too, so an offline machine can point ``NLTK_DATA`` at a copy
-in NLTK's own layout. ``python -m recipe.rewards.nltk_data`` runs ``ensure()`` (the Makefile's setup step does).
+by ``NLTK_DATA``, a benchmark mirror's ``nltk_data/`` (the evaluation's ``benchmarks.mirror``) and NLTK's usual places
+are searched too, so an offline machine can point ``NLTK_DATA`` at a copy in NLTK's own layout. ``python -m recipe.rewards.nltk_data`` runs ``ensure()`` (the Makefile's setup step does).
 """
 from __future__ import annotations
 
@@ -22,6 +22,9 @@ RESOURCES: dict[str, str] = {
 }
 
 
+_EXTRA_FOLDERS: list[str] = []  # e.g. a benchmark mirror's nltk_data/ (add_folder)
+
+
 class NltkDataMissing(RuntimeError):
     """NLTK data the reference checkers need is absent and could not be downloaded."""
 
@@ -34,11 +37,23 @@ def data_dir() -> Path:
     return cache / "nemotron-cascade2-recipe" / "nltk_data"
 
 
+def add_folder(folder: str | Path) -> bool:
+    """Search ``folder`` too (NLTK's layout), after the project's folder and ``NLTK_DATA``; False if it is absent."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return False
+    if str(folder) not in _EXTRA_FOLDERS:
+        _EXTRA_FOLDERS.append(str(folder))
+    return True
+
+
 def register() -> None:
-    """Put the project's folder and ``NLTK_DATA``'s folders first on NLTK's search path (idempotent)."""
+    """Put the project's folder, ``NLTK_DATA``'s folders and :func:`add_folder`'s first on NLTK's search path
+    (idempotent)."""
     import nltk
 
-    folders = [str(data_dir())] + [p for p in os.environ.get("NLTK_DATA", "").split(os.pathsep) if p]
+    folders = ([str(data_dir())] + [p for p in os.environ.get("NLTK_DATA", "").split(os.pathsep) if p]
+               + _EXTRA_FOLDERS)
     for folder in reversed(folders):
         if folder in nltk.data.path:
             nltk.data.path.remove(folder)

@@ -45,6 +45,11 @@ LANGDETECT_SEED = 0
 BUILD_SEED = 0
 
 
+# What an official checker raises on a text it cannot handle (e.g. IFBench's sentence checks index past the last
+# sentence): the official drivers stop there; the project records the instruction as not followed, with the error.
+CHECKER_FAILURES = (KeyError, TypeError, ValueError, IndexError, AttributeError, ZeroDivisionError)
+
+
 class ReferenceUnavailable(ImportError):
     """The reference checker packages are not installed."""
 
