@@ -13,7 +13,7 @@ is then judged on each response twice:
 Prints agreement per instruction id and overall, strict and loose (target >= 99.8 %), how many checks the reference
 accepted / refused per id, and whether reward and evaluation agree. ``--write-test-fixture`` stores, per id, the
 shortest generated response the reference accepts and the shortest it refuses, with its verdicts
-(tests/fixtures/if_reference_verdicts.jsonl). The math half of the scorer parity is benchmarks' other business.
+(tests/fixtures/if_reference_verdicts.jsonl). This script covers the instruction-following suites.
 
     PYTHONPATH=$PWD .venv/bin/python benchmarks/bench_scorer_parity.py [--reference-python /path/bin/python]
 """
