@@ -31,6 +31,7 @@ import contextlib
 import functools
 import importlib
 import importlib.util
+import io
 import random
 import sys
 import types
@@ -103,7 +104,9 @@ def _import_guards():
     real_download = nltk.download
     nltk.download = _import_time_nltk_download
     try:
-        yield
+        # lm-eval prints "Downloaded punkt_tab on rank 0" after its import-time download call, which here fetched nothing
+        with contextlib.redirect_stdout(io.StringIO()):
+            yield
     finally:
         nltk.download = real_download
         for name, mod in saved.items():
