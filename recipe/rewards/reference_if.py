@@ -22,8 +22,10 @@ driver's kwargs filter (IFEval drops falsy values, IFBench drops ``None``), ``bu
 checker takes the prompt, and an empty / whitespace-only response follows nothing. Two sources of chance in the
 official code are fixed so that a verdict never changes between runs: ``langdetect`` (IFEval's language and case
 checks) is seeded with 0, and ``build_description`` runs under ``random.seed(0)`` (Python's global state saved and
-restored around it) -- it draws at random a value the row does not give or gives unusably, e.g. IFEval's
-``keywords:letter_frequency`` with ``letter: "#"`` checks a random letter.
+restored around it) -- it draws at random a value the row gives unusably, e.g. IFEval's
+``keywords:letter_frequency`` with ``letter: "#"`` checks a random letter. A kwarg the row does not give at all
+(``None`` or absent, for a name the checker's ``get_instruction_args_keys`` lists) is an error instead: the official
+code would check an instruction it invented; every genuine IFEval, IFBench and NeMo-Gym row gives them all.
 """
 from __future__ import annotations
 
@@ -156,6 +158,9 @@ def _seeded_random():
 def _official(cls: type, iid: str, keep: Callable[[Any], bool]):
     def build(kwargs: dict, prompt: str) -> Callable[[str], bool]:
         instruction = cls(iid)
+        absent = [k for k in instruction.get_instruction_args_keys() if k != "prompt" and kwargs.get(k) is None]
+        if absent:  # the official code would invent them at random: a check of something the row never asked
+            raise KeyError(f"{iid} needs kwargs {absent}")
         with _seeded_random():
             instruction.build_description(**{k: v for k, v in kwargs.items() if keep(v)})
             args = instruction.get_instruction_args()
