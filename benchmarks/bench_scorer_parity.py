@@ -104,7 +104,10 @@ def project_verdicts(case: dict) -> dict:
 
 def reference_verdicts(python: Path, cases: list[dict]) -> list[dict]:
     env = dict(os.environ)
-    env["NLTK_DATA"] = os.pathsep.join(p for p in (str(nltk_data.data_dir()), os.environ.get("NLTK_DATA")) if p)
+    import nltk
+
+    nltk_data.register()
+    env["NLTK_DATA"] = os.pathsep.join(nltk.data.path)  # the same data on both sides
     env.pop("PYTHONPATH", None)
     payload = "".join(json.dumps({k: c[k] for k in ("benchmark", "prompt", "instruction_id_list", "kwargs",
                                                      "response")}) + "\n" for c in cases)
@@ -202,6 +205,7 @@ def main() -> int:
     for f in (args.ifeval_rows, args.ifbench_rows):
         if not f.exists():
             raise SystemExit(f"{f} not found (IFEval's input_data.jsonl: google-research instruction_following_eval/data)")
+    nltk_data.add_folder(SHARED / "nltk_data")  # the mirror's copy, where there is one
     nltk_data.ensure()
     python = args.reference_python or ensure_reference_venv(args.reference_venv)
     cases = build_cases(args)
