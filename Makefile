@@ -14,11 +14,15 @@ $(PY):
 	@command -v $(PY_SYS) >/dev/null || { echo "Python 3.11 is required (set PY_SYS=/path/to/python3.11)"; exit 1; }
 	$(PY_SYS) -m venv $(VENV)
 
-# torch first, pinned, so that no other package can pull a CUDA build of it.
-$(STAMP): $(PY) pyproject.toml
+# torch first, pinned, so that no other package can pull a CUDA build of it. The reference IFEval / IFBench checkers
+# go in without their declared dependencies (requirements-checkers.txt says why); their NLTK data is then fetched
+# once into the project's folder (a warning, not a failure, where NLTK's server cannot be reached).
+$(STAMP): $(PY) pyproject.toml requirements-checkers.txt
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q -e ".[dev]"
+	$(PY) -m pip install -q --no-deps -r requirements-checkers.txt
+	-$(PY) -m recipe.rewards.nltk_data
 	@touch $(STAMP)
 
 # bubblewrap isolates model-written code (recipe/sandbox); g++ compiles C++ submissions and the sandbox's helper;

@@ -3,6 +3,9 @@
 Tests that read the genuine fixture rows in ``../shared`` (beside the project folder) use the
 ``shared_dir`` fixture: they run where ``../shared`` exists (developer machines, CI) and skip with a
 stated reason elsewhere. Tests that must run everywhere build their own small fixtures.
+
+The reference IFEval / IFBench checkers read NLTK data (recipe/rewards/nltk_data.py); where ``../shared/nltk_data``
+exists it is put first on ``NLTK_DATA`` (inherited by the subprocesses tests start), so no test downloads it.
 """
 from __future__ import annotations
 
@@ -13,6 +16,8 @@ import pytest
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DIR = Path(os.environ.get("RECIPE_SHARED_DIR", PROJECT_ROOT.parent / "shared"))
+if (SHARED_DIR / "nltk_data").is_dir():
+    os.environ["NLTK_DATA"] = os.pathsep.join(p for p in (str(SHARED_DIR / "nltk_data"), os.environ.get("NLTK_DATA")) if p)
 
 
 @pytest.fixture(scope="session")

@@ -1,7 +1,8 @@
-"""IFEval / IFBench scorers on the genuine rows: the GPT-4 responses shipped with IFEval score as the reference
-implementation reports them (README/paper: prompt strict 76.89, instruction strict 83.57, prompt loose 79.30,
-instruction loose 85.37; here within 1 point, checkers re-implemented without NLTK), the 8 loose variants rescue a
-response wrapped in an intro line and markdown, an unclosed think is no answer, an unknown instruction id is an error."""
+"""IFEval / IFBench scorers on the genuine rows: the GPT-4 responses shipped with IFEval score exactly what Google's
+code gives on them (strict 77.08 / 83.69, loose 79.67 / 85.61, prompt / instruction level: the reference checkers
+themselves, docs/EVAL_HARNESS.md), the 8 loose variants rescue a response wrapped in an intro line and markdown, an
+unclosed think is no answer in thinking mode while a literal ``<think>`` outside it is text, an unknown instruction
+id is an error."""
 from __future__ import annotations
 
 import json
@@ -11,7 +12,6 @@ import pytest
 from recipe.eval.harness import summarize_verdicts
 from recipe.eval.sources import read_rows
 from recipe.eval.suites import RowError, get_suite
-from recipe.rewards.if_text import punkt_sentences
 
 
 def test_gpt4_reference_responses_match_the_published_ifeval_numbers(shared_dir):
@@ -23,9 +23,9 @@ def test_gpt4_reference_responses_match_the_published_ifeval_numbers(shared_dir)
         verdicts[str(row["key"])] = [suite.score(row, d["response"], False)]
     s = summarize_verdicts(suite, verdicts)
     assert s["n"] == 541
-    for key, ref in (("prompt_level_strict", 76.89), ("instruction_level_strict", 83.57),
-                     ("prompt_level_loose", 79.30), ("instruction_level_loose", 85.37)):
-        assert abs(s[key] - ref) <= 1.0, (key, s[key], ref)
+    for key, ref in (("prompt_level_strict", 77.08), ("instruction_level_strict", 83.69),
+                     ("prompt_level_loose", 79.67), ("instruction_level_loose", 85.61)):
+        assert round(s[key], 2) == ref, (key, s[key], ref)
     assert s["prompt_level_loose"] >= s["prompt_level_strict"]
 
 
@@ -38,9 +38,15 @@ def test_loose_variants_unclosed_think_and_sentence_rule(shared_dir):
     assert v["score"] == 1.0 and v["prompt_loose"]
     v = suite.score(row, "<think>\"quoted\" but still thinking", True)
     assert v["no_answer"] and v["follow_strict"] == [False] and v["follow_loose"] == [False]
-    # punkt-like: a line break or a list number does not end a sentence
-    assert len(punkt_sentences("Steps:\n1. Mix it.\n2. Bake it.")) == 2
-    assert len(punkt_sentences("One line\nsecond line. Next one!")) == 2
+    # outside thinking mode the text is checked as given, as the official driver does: a literal <think> is text
+    lower = {"key": 2, "prompt": "p", "instruction_id_list": ["change_case:english_lowercase"], "kwargs": [{}]}
+    v = suite.score(lower, "<think> a stray tag, then plain lowercase english text follows here.", False)
+    assert not v["no_answer"] and v["follow_strict"] == [True]
+    # sentences are NLTK punkt's (through the reference checker): a line break does not end one
+    n = {"key": 3, "prompt": "p", "instruction_id_list": ["length_constraints:number_sentences"],
+         "kwargs": [{"num_sentences": 3, "relation": "less than"}]}
+    assert suite.score(n, "One line\nsecond line. Next one!", False)["follow_strict"] == [True]
+    assert suite.score(n, "Mix it. Bake it. Eat it.", False)["follow_strict"] == [False]
 
 
 def test_unknown_instruction_id_is_an_error_not_false(shared_dir):

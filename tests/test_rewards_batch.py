@@ -65,12 +65,16 @@ def test_mismatched_lengths_is_a_caller_error():
 
 
 def test_a_checker_bug_is_contained(monkeypatch):
-    from recipe.rewards import ifeval_checkers
+    from dataclasses import replace
 
-    def boom(t, kw, p):
-        raise RuntimeError("checker bug")
+    from recipe.rewards.reference_if import registry
 
-    monkeypatch.setitem(ifeval_checkers.CHECKERS, "punctuation:no_comma", boom)
+    def boom(kw, prompt):
+        def check(text):
+            raise RuntimeError("checker bug")
+        return check
+
+    monkeypatch.setitem(registry(), "punctuation:no_comma", replace(registry()["punctuation:no_comma"], build=boom))
     out = verify_batch([IF_REC, GOOD_MATH], ["text", "\\boxed{2}"])
     assert out[0].score == 0.0 and out[0].reason == "error:RuntimeError" and out[1].score == 1.0
 

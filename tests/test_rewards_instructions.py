@@ -57,11 +57,11 @@ CASES = [
 ]
 
 
-def test_cases_cover_every_checker():
-    from recipe.rewards.ifeval_checkers import CHECKERS
-    more = {i for i, fn in CHECKERS.items() if fn.__module__ == "recipe.rewards.ifbench_more_checkers"}
-    # the other IFBench checkers have their cases in tests/test_eval_ifbench.py (which checks it covers them all)
-    assert {c[0] for c in CASES} == set(supported_instructions()) - more
+def test_cases_cover_every_id_of_ifeval_and_ours():
+    from recipe.rewards.reference_if import registry
+    # the IFBench ids have their cases in tests/test_eval_ifbench.py (which checks it covers them all); every id,
+    # IFBench's included, also has a generated case with the reference's verdict (tests/test_if_reference_verdicts.py)
+    assert {c[0] for c in CASES} >= {i for i, s in registry().items() if s.origin in ("ifeval", "ours")}
 
 
 @pytest.mark.parametrize("iid,kw,good,bad", CASES, ids=[c[0] for c in CASES])

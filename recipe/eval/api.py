@@ -18,6 +18,7 @@ from recipe.eval.harness import evaluate_suite
 from recipe.eval.sampling import SamplingParams
 from recipe.eval.sources import SourceUnavailable, load_rows
 from recipe.eval.suites import Suite, get_suite
+from recipe.rewards import nltk_data
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
@@ -103,7 +104,10 @@ def suite_rows(name: str, cfg, *, run=None, limit: int | None = None) -> tuple[l
         rows = splits[domain]["val"]
         prov = {"run": run.run_id, "split": "val", "domain": domain, "rows": len(rows)}
     else:
-        rows, prov = load_rows(benchmark_source(name, cfg), _mirror(cfg), allow_hub=cfg.benchmarks.allow_hub)
+        mirror = _mirror(cfg)
+        if mirror is not None:  # a mirror may carry the NLTK data the IF checkers read (recipe/rewards/nltk_data.py)
+            nltk_data.add_folder(mirror / "nltk_data")
+        rows, prov = load_rows(benchmark_source(name, cfg), mirror, allow_hub=cfg.benchmarks.allow_hub)
         if suite.adapt_rows:
             rows = suite.adapt_rows(rows)
     if limit is not None:

