@@ -111,3 +111,16 @@ def test_imo_answer_cli_thinking_option(shared_dir, tmp_path, flag, how):
     assert r.exit_code == 0, r.output
     s = json.loads(r.output)
     assert s["grading"][how] == 1 and s["judge_calls"] == 0
+
+
+@pytest.mark.parametrize("flag,expect", [(None, True), (True, True), (False, False)])
+def test_instruction_following_modes(flag, expect):
+    """IFEval under the three modes: a closed think block holding capitals is removed in auto and on, and stays part
+    of the checked text in off (generated without thinking: the whole text is the answer, as the official driver
+    checks it)."""
+    from recipe.eval.ifeval_suites import score_instructions
+    row = {"key": 1, "prompt": "answer in lowercase", "instruction_id_list": ["change_case:english_lowercase"],
+           "kwargs": [{}]}
+    v = score_instructions(row, "<think>PLAN IN CAPITALS</think>all lowercase here.", flag)
+    assert (v["score"] == 1.0) is expect
+    assert score_instructions(row, "<think>still thinking, all lowercase", flag)["no_answer"] is (flag is True or flag is None)

@@ -78,13 +78,13 @@ def _check_loose(iid: str, checker, variants: list[str], errors: list[str]) -> b
     return False
 
 
-def score_instructions(row: dict, response: Any, thinking: bool) -> dict:
+def score_instructions(row: dict, response: Any, thinking: bool | None) -> dict:
     kws = _kwargs(row)
     ids = row["instruction_id_list"]
     prompt = row.get("prompt") or ""
     errors: list[str] = []
     try:
-        parsed = if_answer(response, "thinking" if thinking else None)
+        parsed = if_answer(response, {True: "thinking", False: "off", None: "auto"}[thinking])
     except BadResponse as e:
         raise RowError(f"response: {e}") from None
     if parsed.answer is None:

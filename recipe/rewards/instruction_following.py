@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from recipe.rewards.extract import THINK_CLOSE, ParsedResponse, parse_response
+from recipe.rewards.extract import THINK_CLOSE, THINK_OPEN, ParsedResponse, parse_response
 from recipe.rewards.reference_if import CHECKER_FAILURES, follows, registry
 from recipe.rewards.registry import register
 from recipe.rewards.result import VerifierResult, fail
@@ -25,9 +25,12 @@ from recipe.rewards.spec import require
 def if_answer(response: Any, mode: str | None) -> ParsedResponse:
     """The text the checkers see. Outside thinking mode a plain string without ``</think>`` is checked exactly as
     given, a literal ``<think>`` included (the official drivers neither strip nor trim it: leading blank lines and
-    indentation are what some IFBench checks look at); anything else goes through ``parse_response``'s thinking rule
-    (a closed block is removed; in thinking mode an unclosed one is no answer)."""
-    if isinstance(response, str) and mode != "thinking" and THINK_CLOSE not in response:
+    indentation are what some IFBench checks look at); with ``mode="off"`` (generated without thinking) a string is
+    always checked as given; ``mode="auto"`` (responses from any system) checks a text without think tags as given
+    and applies the rule below to one with a tag; anything else goes through ``parse_response``'s thinking rule (a closed block is
+    removed; in thinking mode an unclosed one is no answer)."""
+    if isinstance(response, str) and (mode == "off" or (mode in (None, "auto") and THINK_CLOSE not in response
+                                                         and (mode is None or THINK_OPEN not in response))):
         return ParsedResponse(response, response, "", [], True)
     return parse_response(response, mode)
 
