@@ -17,6 +17,7 @@ from _tiny_checkpoint import build_tiny_checkpoint
 from recipe.eval.backends import Job
 from recipe.eval.openai_client import OpenAIChatClient
 from recipe.eval.sampling import SamplingParams
+from recipe.eval.suites import get_suite
 
 pytestmark = pytest.mark.slow
 
@@ -114,5 +115,5 @@ def test_killed_eval_resumes_from_cached_samples(server, tmp_path, shared_dir):
     assert r["generation"]["reused_from_cache"] + r["generation"]["generated"] == 48
     s = r["settings"]
     assert s["backend"] == "openai_chat" and s["model"] == model and s["sampling"]["top_k"] == -1
-    assert s["source"]["via"] == "mirror" and s["source"]["limit"] == 12 and s["scorer"] == "aime25@math-boxed-1"
+    assert s["source"]["via"] == "mirror" and s["source"]["limit"] == 12 and s["scorer"] == f"aime25@{get_suite('aime25').scorer_version}"
     assert r["generation"]["completion_tokens"] > 0
