@@ -1,0 +1,92 @@
+"""IFEval on SmolLM2-135M-Instruct (the imported Q4_1 GGUF) through our harness, against the model card's 29.9.
+
+Both backends with lighteval's settings (greedy, 1280 new tokens, the model's chat template): the vLLM server on
+the full 541 prompts (or ``--limit``), in-process HF on the first ``--hf-limit`` of them (CPU time: the full set on
+both backends does not fit a loaded 2-core machine; ``--hf-limit 541`` runs it), then the card metric with its
+bootstrap CI and n, the difference from the card, the backends' agreement on their common prompts, and the settings
+side by side. Re-runs resume from each backend's sample cache.
+
+    .venv/bin/python benchmarks/bench_ifeval_smollm2.py [--limit N] [--hf-limit N] [--out DIR]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from tqdm.auto import tqdm
+
+from recipe.eval.published_ifeval import (backend_agreement, card_metric, ifeval_sampling, read_items,
+                                          settings_table, versus_card)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_backend(kind: str, folder: Path, out: Path, limit: int | None, concurrency: int, port: int,
+                kv_gib: int) -> dict:
+    from recipe.eval.api import evaluate
+    s = ifeval_sampling()
+    n = limit or 541
+    bar = tqdm(total=n, desc=f"ifeval {kind}", unit="prompt")
+    kw = dict(out=out / kind, profile="paper", limit=limit, k=s.k, temperature=s.temperature, top_p=s.top_p,
+              max_tokens=s.max_tokens, thinking=s.thinking, seed=s.seed, progress=lambda j, g: bar.update())
+    if kind == "vllm":
+        from recipe.eval.openai_client import OpenAIChatClient
+        from recipe.serve.vllm_server import VLLMServer
+        # a fixed port: the endpoint is part of the sample cache key, so a re-run resumes
+        with VLLMServer(folder, served_name="smollm2", max_model_len=4096, port=port, kv_cache_gib=kv_gib) as server:
+            client = OpenAIChatClient(server.base_url, "smollm2", concurrency=concurrency, serving=server.settings())
+            res = evaluate(["ifeval"], backend=client, **kw)["ifeval"]
+    else:
+        from recipe.eval.hf_backend import HFBackend
+        res = evaluate(["ifeval"], backend=HFBackend(folder, batch_size=16), **kw)["ifeval"]
+    bar.close()
+    return res
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model-dir", type=Path, default=ROOT / "runs" / "models" / "smollm2-135m-instruct-q4_1")
+    ap.add_argument("--out", type=Path, default=ROOT / "runs" / "bench_ifeval_smollm2")
+    ap.add_argument("--limit", type=int, default=None, help="prompts for the vLLM run (default all 541)")
+    ap.add_argument("--hf-limit", type=int, default=48, help="prompts for the in-process HF run (agreement subset)")
+    ap.add_argument("--concurrency", type=int, default=64, help="vLLM requests in flight")
+    ap.add_argument("--port", type=int, default=18731, help="vLLM server port (fixed: part of the cache key)")
+    ap.add_argument("--kv-gib", type=int, default=4, help="VLLM_CPU_KVCACHE_SPACE for --concurrency sequences")
+    ap.add_argument("--skip-hf", action="store_true", help="only the vLLM run (no agreement check)")
+    a = ap.parse_args()
+    from recipe.model.gguf_import import import_gguf
+    import_gguf(a.model_dir)  # reused when already imported
+    report: dict = {"model_dir": str(a.model_dir), "settings": settings_table()}
+    runs = {}
+    kinds = (("vllm", a.limit),) if a.skip_hf else (("vllm", a.limit), ("hf", a.hf_limit))
+    for kind, limit in kinds:
+        res = run_backend(kind, a.model_dir, a.out, limit, a.concurrency, a.port, a.kv_gib)
+        runs[kind] = read_items(a.out / kind / "ifeval" / "items.jsonl")
+        m = card_metric(runs[kind])
+        report[kind] = {"card_metric": m, "versus_card": versus_card(m), "truncation_rate": res.get("truncation_rate"),
+                        "mean_completion_tokens": res["generation"].get("mean_completion_tokens"),
+                        "generation_wall_s": res["generation"].get("generation_wall_s")}
+    if "hf" in runs:
+        report["agreement"] = backend_agreement(runs["vllm"], runs["hf"])
+    (a.out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
+    print(f"{'setting':16s} | {'model card (lighteval)':52s} | ours")
+    for r in report["settings"]:
+        print(f"{r['setting']:16s} | {r['model card (lighteval)']:52s} | {r['ours']}")
+    print()
+    for kind in runs:
+        v, m = report[kind]["versus_card"], report[kind]["card_metric"]
+        print(f"{kind:5s} IFEval (mean of prompt/inst strict) {v['ours']:.2f} [{v['ci'][0]:.2f}, {v['ci'][1]:.2f}] "
+              f"n={v['n']} (prompt {m['prompt_level_strict']:.2f}, inst {m['instruction_level_strict']:.2f}); "
+              f"card {v['card']} -> difference {v['difference']:+.2f}, card inside CI: {v['card_inside_ci']}; "
+              f"truncated {report[kind]['truncation_rate']}%")
+    ag = report.get("agreement")
+    if ag:
+        print(f"agreement on {ag['n']} common prompts: {ag['identical_completions']} identical completions, "
+              f"{ag['same_prompt_verdict']} same prompt-level verdict; vllm {ag['a']['score']:.2f} vs hf "
+              f"{ag['b']['score']:.2f}")
+    print(f"report: {a.out / 'report.json'}")
+
+
+if __name__ == "__main__":
+    main()
