@@ -54,12 +54,13 @@ def main() -> None:
     ap.add_argument("--port", type=int, default=18731, help="vLLM server port (fixed: part of the cache key)")
     ap.add_argument("--kv-gib", type=int, default=4, help="VLLM_CPU_KVCACHE_SPACE for --concurrency sequences")
     ap.add_argument("--skip-hf", action="store_true", help="only the vLLM run (no agreement check)")
+    ap.add_argument("--skip-vllm", action="store_true", help="only the HF run (e.g. beside a vLLM run in progress)")
     a = ap.parse_args()
     from recipe.model.gguf_import import import_gguf
     import_gguf(a.model_dir)  # reused when already imported
     report: dict = {"model_dir": str(a.model_dir), "settings": settings_table()}
     runs = {}
-    kinds = (("vllm", a.limit),) if a.skip_hf else (("vllm", a.limit), ("hf", a.hf_limit))
+    kinds = [(k, n) for k, n, skip in (("vllm", a.limit, a.skip_vllm), ("hf", a.hf_limit, a.skip_hf)) if not skip]
     for kind, limit in kinds:
         res = run_backend(kind, a.model_dir, a.out, limit, a.concurrency, a.port, a.kv_gib)
         runs[kind] = read_items(a.out / kind / "ifeval" / "items.jsonl")
@@ -67,7 +68,7 @@ def main() -> None:
         report[kind] = {"card_metric": m, "versus_card": versus_card(m), "truncation_rate": res.get("truncation_rate"),
                         "mean_completion_tokens": res["generation"].get("mean_completion_tokens"),
                         "generation_wall_s": res["generation"].get("generation_wall_s")}
-    if "hf" in runs:
+    if len(runs) == 2:
         report["agreement"] = backend_agreement(runs["vllm"], runs["hf"])
     (a.out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
     print(f"{'setting':16s} | {'model card (lighteval)':52s} | ours")
