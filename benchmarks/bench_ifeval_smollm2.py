@@ -35,7 +35,10 @@ def run_backend(kind: str, folder: Path, out: Path, limit: int | None, concurren
         from recipe.serve.vllm_server import VLLMServer
         # a fixed port: the endpoint is part of the sample cache key, so a re-run resumes
         with VLLMServer(folder, served_name="smollm2", max_model_len=4096, port=port, kv_cache_gib=kv_gib) as server:
-            client = OpenAIChatClient(server.base_url, "smollm2", concurrency=concurrency, serving=server.settings())
+            # a request may take 1280 tokens at (server throughput / concurrency) tokens/s: the timeout must cover
+            # it, or a timed-out request is aborted by the server and sent again from scratch
+            client = OpenAIChatClient(server.base_url, "smollm2", concurrency=concurrency, timeout_s=3600,
+                                      serving=server.settings())
             res = evaluate(["ifeval"], backend=client, **kw)["ifeval"]
     else:
         from recipe.eval.hf_backend import HFBackend
@@ -50,7 +53,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=ROOT / "runs" / "bench_ifeval_smollm2")
     ap.add_argument("--limit", type=int, default=None, help="prompts for the vLLM run (default all 541)")
     ap.add_argument("--hf-limit", type=int, default=48, help="prompts for the in-process HF run (agreement subset)")
-    ap.add_argument("--concurrency", type=int, default=64, help="vLLM requests in flight")
+    ap.add_argument("--concurrency", type=int, default=24, help="vLLM requests in flight")
     ap.add_argument("--port", type=int, default=18731, help="vLLM server port (fixed: part of the cache key)")
     ap.add_argument("--kv-gib", type=int, default=4, help="VLLM_CPU_KVCACHE_SPACE for --concurrency sequences")
     ap.add_argument("--skip-hf", action="store_true", help="only the vLLM run (no agreement check)")
