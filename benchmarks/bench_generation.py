@@ -45,6 +45,7 @@ def main() -> None:
     ap.add_argument("--max-tokens", type=int, default=128)
     ap.add_argument("--batch-size", type=int, default=32, help="HF prompts per batch")
     ap.add_argument("--concurrency", type=int, default=32, help="vLLM requests in flight")
+    ap.add_argument("--start-timeout", type=float, default=900, help="seconds for the server to become healthy")
     a = ap.parse_args()
     from recipe.eval.backends import Job
     from recipe.eval.hf_backend import HFBackend
@@ -56,7 +57,9 @@ def main() -> None:
     s = SamplingParams(temperature=0.0, top_p=1.0, max_tokens=a.max_tokens, thinking=False)
     jobs = [Job(f"p{i}", 0, m) for i, m in enumerate(prompts(a.n))]
     hf = timed(HFBackend(a.model_dir, batch_size=a.batch_size), jobs, s)
-    with VLLMServer(a.model_dir, served_name="smollm2", max_model_len=4096) as server:
+    print(f"hf: {hf}", flush=True)
+    server = VLLMServer(a.model_dir, served_name="smollm2", max_model_len=4096)
+    with server.start(timeout_s=a.start_timeout):
         client = OpenAIChatClient(server.base_url, "smollm2", concurrency=a.concurrency)
         timed(client, jobs[:2], s)  # warm-up (first-request allocations), not timed
         vl = timed(client, jobs, s)

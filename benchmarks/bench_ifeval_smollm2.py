@@ -16,8 +16,8 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from recipe.eval.published_ifeval import (backend_agreement, card_metric, ifeval_sampling, read_items,
-                                          settings_table, versus_card)
+from recipe.eval.published_ifeval import (backend_agreement, card_metric, ifeval_rows, ifeval_sampling,
+                                          read_items, score_cached_prefix, settings_table, versus_card)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -58,13 +58,27 @@ def main() -> None:
     ap.add_argument("--kv-gib", type=int, default=4, help="VLLM_CPU_KVCACHE_SPACE for --concurrency sequences")
     ap.add_argument("--skip-hf", action="store_true", help="only the vLLM run (no agreement check)")
     ap.add_argument("--skip-vllm", action="store_true", help="only the HF run (e.g. beside a vLLM run in progress)")
+    ap.add_argument("--from-cache", action="store_true",
+                    help="generate nothing: score each backend's cached samples on the longest prefix of IFEval "
+                         "whose prompts all have one (a fixed subset, for a run stopped before the end)")
     a = ap.parse_args()
     from recipe.model.gguf_import import import_gguf
-    import_gguf(a.model_dir)  # reused when already imported
+    if not a.from_cache:
+        import_gguf(a.model_dir)  # reused when already imported
     report: dict = {"model_dir": str(a.model_dir), "settings": settings_table()}
     runs = {}
     kinds = [(k, n) for k, n, skip in (("vllm", a.limit, a.skip_vllm), ("hf", a.hf_limit, a.skip_hf)) if not skip]
+    rows = ifeval_rows() if a.from_cache else None
     for kind, limit in kinds:
+        if a.from_cache:
+            runs[kind], st = score_cached_prefix(a.out / kind / "ifeval" / "samples.jsonl", rows)
+            if not runs[kind]:
+                runs.pop(kind)
+                continue
+            m = card_metric(runs[kind])
+            report[kind] = {"card_metric": m, "versus_card": versus_card(m), "subset": f"first {st['prefix']} of "
+                            f"{st['rows']} prompts ({st['cached']} cached)", "truncation_rate": st["truncation_rate"]}
+            continue
         res = run_backend(kind, a.model_dir, a.out, limit, a.concurrency, a.port, a.kv_gib)
         runs[kind] = read_items(a.out / kind / "ifeval" / "items.jsonl")
         m = card_metric(runs[kind])
@@ -73,6 +87,7 @@ def main() -> None:
                         "generation_wall_s": res["generation"].get("generation_wall_s")}
     if len(runs) == 2:
         report["agreement"] = backend_agreement(runs["vllm"], runs["hf"])
+    a.out.mkdir(parents=True, exist_ok=True)
     (a.out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
     print(f"{'setting':16s} | {'model card (lighteval)':52s} | ours")
     for r in report["settings"]:

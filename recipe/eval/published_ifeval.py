@@ -146,3 +146,39 @@ def notebook_summary(report: Path | None = None) -> dict:
                                           "vllm score": ag["a"]["score"], "hf score": ag["b"]["score"]}])
     out["note"] = f"from {path}"
     return out
+
+
+def ifeval_rows() -> list[dict]:
+    """The 541 IFEval rows as ``recipe eval --suite ifeval`` reads them (paper profile source, local mirror first)."""
+    from recipe.config import load_config
+    from recipe.eval.api import suite_rows
+    rows, _ = suite_rows("ifeval", load_config("paper"))
+    return rows
+
+
+def score_cached_prefix(samples_path: Path, rows: list[dict]) -> tuple[dict[str, dict], dict]:
+    """Score the cached samples of an unfinished run on the longest *prefix* of ``rows`` whose every prompt has a
+    sample -- a fixed subset (the first N prompts), not the prompts that happened to finish first (with requests
+    in flight those are the short answers). Returns (items in the shape of ``items.jsonl``, stats)."""
+    from recipe.eval.backends import Generation
+    from recipe.eval.harness import read_jsonl_lenient
+    from recipe.eval.suites import get_suite
+    suite = get_suite("ifeval")
+    cached: dict[str, Generation] = {}
+    for d in read_jsonl_lenient(Path(samples_path)):
+        g = d.get("generation") or {}
+        if not g.get("error") and int(d.get("sample", 0)) == 0:
+            cached.setdefault(str(d["item_id"]), Generation.from_json(g))
+    items = {}
+    for row in rows:
+        iid = suite.check_row(row)
+        g = cached.get(iid)
+        if g is None:
+            break
+        items[iid] = {"id": iid, "samples": [suite.score(row, g.response(), False)],
+                      "responses": [{"content": g.content, "reasoning": g.reasoning}],
+                      "finish_reasons": [g.finish_reason], "completion_tokens": [g.completion_tokens]}
+    fin = [it["finish_reasons"][0] for it in items.values()]
+    stats = {"prefix": len(items), "cached": len(cached), "rows": len(rows),
+             "truncation_rate": round(100 * sum(f == "length" for f in fin) / len(fin), 2) if fin else None}
+    return items, stats
