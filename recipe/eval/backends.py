@@ -34,6 +34,7 @@ class Generation:
     finish_reason: str | None = None
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    reasoning_tokens: int | None = None     # usage.completion_tokens_details.reasoning_tokens, when the server counts them
     error: str | None = None
     latency_s: float | None = None
     attempts: int = 1

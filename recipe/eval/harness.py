@@ -32,6 +32,8 @@ def _digest(obj: Any) -> str:
 
 def generation_fingerprint(backend_desc: dict, sampling: SamplingParams) -> str:
     ident = {k: backend_desc.get(k) for k in _IDENTITY_KEYS}
+    if backend_desc.get("serving"):  # server-side settings that change outputs (absent: the key is as before)
+        ident["serving"] = backend_desc["serving"]
     return _digest({"backend": ident, "sampling": sampling.model_dump(exclude={"k"})})
 
 
@@ -86,20 +88,27 @@ def generate_samples(suite: Suite, rows: list[dict], backend: Backend, sampling:
     errors = 0
     first_error = None
     t0 = time.monotonic()
+    written = 0
     if jobs:
+        from recipe.eval.openai_client import EndpointUnavailable
         with open(cache_path, "a", encoding="utf-8") as f:
-            for job, g in backend.generate(jobs, sampling):
-                if g.error:
-                    errors += 1
-                    first_error = first_error or g.error
-                    continue
-                gens[job.item_id][job.sample] = g
-                f.write(json.dumps({"fp": fp, "item_id": job.item_id, "sample": job.sample,
-                                    "prompt_hash": hashes[job.item_id], "generation": g.to_json()},
-                                   ensure_ascii=False) + "\n")
-                f.flush()
-                if progress:
-                    progress(job, g)
+            try:
+                for job, g in backend.generate(jobs, sampling):
+                    if g.error:
+                        errors += 1
+                        first_error = first_error or g.error
+                        continue
+                    gens[job.item_id][job.sample] = g
+                    f.write(json.dumps({"fp": fp, "item_id": job.item_id, "sample": job.sample,
+                                        "prompt_hash": hashes[job.item_id], "generation": g.to_json()},
+                                       ensure_ascii=False) + "\n")
+                    f.flush()
+                    written += 1
+                    if progress:
+                        progress(job, g)
+            except EndpointUnavailable as e:
+                raise EndpointUnavailable(f"{e} This run cached {written} new sample(s) ({reused} reused) of "
+                                          f"{len(jobs) + reused} in {cache_path}.") from None
     done = {i: [g for g in gs if g is not None] for i, gs in gens.items()}
     stats = {"generated": len(jobs) - errors, "reused_from_cache": reused, "failed_requests": errors,
              "generation_wall_s": round(time.monotonic() - t0, 2), "fingerprint": fp, "first_error": first_error}

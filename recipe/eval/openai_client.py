@@ -9,12 +9,21 @@
   for the mode, and with ``extended_sampling`` (vLLM) top_k, min_p, repetition_penalty. Servers that refuse those
   fields (``transformers serve`` answers 422) run with ``extended_sampling=False``, which is then only allowed when
   the three knobs hold their neutral values (top_k -1, min_p 0, repetition 1.0), so nothing is silently dropped;
-- reasoning kept apart: vLLM's reasoning parser returns ``message.reasoning_content`` (or ``reasoning``), stored in
-  ``Generation.reasoning``; token usage (prompt/completion tokens) recorded per sample.
+- reasoning kept apart: vLLM 0.32's reasoning parser returns ``message.reasoning`` (earlier vLLM and other servers
+  ``message.reasoning_content``); either is stored in ``Generation.reasoning``. Token usage (prompt/completion
+  tokens, and ``completion_tokens_details.reasoning_tokens`` where the server counts them) recorded per sample;
+- ``serving``: the server-side settings that change outputs (dtype, max_model_len, reasoning parser, version ...),
+  given by whoever started the server (``recipe.serve.vllm_server.VLLMServer.settings()``); ``describe()`` carries
+  them, so they are part of the sample cache key (``recipe.eval.harness.generation_fingerprint``);
+- a server that dies mid-run: a request that still fails after its retries triggers a health check; when the server
+  does not answer it either, ``generate`` stops with ``EndpointUnavailable`` (in-flight requests abandon their
+  retries) instead of spending the retries of every remaining request. Samples already yielded are cached by the
+  harness, so re-running the same command resumes.
 """
 from __future__ import annotations
 
 import random
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Iterable, Iterator
@@ -31,12 +40,16 @@ class EndpointError(RuntimeError):
     """The server answered something that is not a chat completion."""
 
 
+class EndpointUnavailable(RuntimeError):
+    """The server stopped answering (requests failed after their retries and its health check fails)."""
+
+
 class OpenAIChatClient:
     name = "openai_chat"
 
     def __init__(self, base_url: str, model: str, *, api_key: str | None = None, concurrency: int = 8,
                  timeout_s: float = 600.0, max_retries: int = 4, backoff_s: float = 1.0, backoff_max_s: float = 60.0,
-                 extended_sampling: bool = True, model_revision: str | None = None):
+                 extended_sampling: bool = True, model_revision: str | None = None, serving: dict | None = None):
         if concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {concurrency}")
         self.base_url = base_url.rstrip("/")
@@ -50,6 +63,9 @@ class OpenAIChatClient:
         self.backoff_s = backoff_s
         self.backoff_max_s = backoff_max_s
         self.extended_sampling = extended_sampling
+        self.serving = dict(serving) if serving else None
+        self._stop = threading.Event()
+        self._reported: dict | None = None
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._http = httpx.Client(headers=headers, timeout=httpx.Timeout(timeout_s),
                                   limits=httpx.Limits(max_connections=concurrency))
@@ -57,7 +73,25 @@ class OpenAIChatClient:
     def describe(self) -> dict:
         return {"backend": self.name, "endpoint": self.base_url, "model": self.model,
                 "model_revision": self.model_revision, "concurrency": self.concurrency, "timeout_s": self.timeout_s,
-                "max_retries": self.max_retries, "extended_sampling": self.extended_sampling}
+                "max_retries": self.max_retries, "extended_sampling": self.extended_sampling,
+                "serving": self.serving_settings()}
+
+    def serving_settings(self) -> dict | None:
+        """The declared ``serving`` settings plus what the server reports about itself (vLLM: ``/version`` and the
+        served model's ``max_model_len`` and ``root`` in ``/v1/models``), asked once; None when there is neither."""
+        if self._reported is None:
+            self._reported = {}
+            try:
+                r = self._http.get(self.base_url + "/models", timeout=10.0)
+                entry = next((m for m in r.json().get("data", []) if m.get("id") == self.model), {})
+                self._reported.update({k: entry[k] for k in ("max_model_len", "root") if entry.get(k) is not None})
+                v = self._http.get(self.base_url.removesuffix("/v1") + "/version", timeout=10.0)
+                if v.status_code == 200 and isinstance(v.json(), dict) and v.json().get("version"):
+                    self._reported["server_version"] = v.json()["version"]
+            except (httpx.HTTPError, ValueError, AttributeError):
+                pass
+        merged = {**(self.serving or {}), **{f"reported_{k}": v for k, v in self._reported.items()}}
+        return merged or None
 
     def close(self) -> None:
         self._http.close()
@@ -105,8 +139,9 @@ class OpenAIChatClient:
                 last_error = f"HTTP {r.status_code}: {r.text[:300]}"
                 if r.status_code not in RETRY_STATUS:
                     return Generation("", error=last_error, attempts=attempt + 1)
-            if attempt < self.max_retries:
-                time.sleep(self._backoff(attempt))
+            if attempt < self.max_retries and self._stop.wait(self._backoff(attempt)):
+                return Generation("", error=f"abandoned (the server is unavailable): {last_error}",
+                                  attempts=attempt + 1)
         return Generation("", error=f"gave up after {self.max_retries + 1} attempts: {last_error}",
                           attempts=self.max_retries + 1)
 
@@ -114,10 +149,22 @@ class OpenAIChatClient:
         jobs = list(jobs)
         if jobs:
             self.request_body(jobs[0].messages, sampling, 0)  # refuse unsendable settings before any request
+        self._stop.clear()
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
             futs = {pool.submit(self.chat, j.messages, sampling, j.seed, j.tools): j for j in jobs}
-            for f in as_completed(futs):
-                yield futs[f], f.result()
+            try:
+                for f in as_completed(futs):
+                    g = f.result()
+                    if g.error and g.error.startswith("gave up") and not self.health():
+                        raise EndpointUnavailable(
+                            f"{self.base_url} stopped answering: {g.error}; its health check (GET /v1/models) fails "
+                            "too, so the run stops here. Restart the server and re-run the same command: finished "
+                            "samples are cached and reused.")
+                    yield futs[f], g
+            finally:
+                self._stop.set()  # in-flight requests give up instead of retrying
+                for f in futs:
+                    f.cancel()
 
 
 def parse_completion(payload: dict) -> Generation:
@@ -126,9 +173,11 @@ def parse_completion(payload: dict) -> Generation:
         msg = choice["message"]
     except (KeyError, IndexError, TypeError):
         raise EndpointError(f"no choices[0].message in {str(payload)[:200]}") from None
-    reasoning = msg.get("reasoning_content")
+    reasoning = msg.get("reasoning")  # vLLM >= 0.10 (0.32 returns only this one)
     if reasoning is None:
-        reasoning = msg.get("reasoning")
+        reasoning = msg.get("reasoning_content")  # earlier vLLM, SGLang, DeepSeek's API
     usage = payload.get("usage") or {}
+    details = usage.get("completion_tokens_details") or {}
     return Generation(content=msg.get("content") or "", reasoning=reasoning, finish_reason=choice.get("finish_reason"),
-                      prompt_tokens=usage.get("prompt_tokens"), completion_tokens=usage.get("completion_tokens"))
+                      prompt_tokens=usage.get("prompt_tokens"), completion_tokens=usage.get("completion_tokens"),
+                      reasoning_tokens=details.get("reasoning_tokens"))

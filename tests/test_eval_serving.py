@@ -1,0 +1,75 @@
+"""What a vLLM server returns, recorded right, without a server: vLLM 0.32's response shape (``message.reasoning``,
+``completion_tokens_details.reasoning_tokens``), serving settings in the sample cache key, ``--serving`` parsing,
+and a dead endpoint stopping a run with a clear error instead of retrying every remaining request."""
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from recipe.eval.backends import Generation, Job
+from recipe.eval.harness import generation_fingerprint
+from recipe.eval.openai_client import EndpointUnavailable, OpenAIChatClient, parse_completion
+from recipe.eval.sampling import SamplingParams
+
+
+def _payload(message: dict, usage: dict) -> dict:
+    # the shape vLLM 0.32 answers (its chat-completion response, abridged: the fields we read and their neighbours)
+    return {"id": "chatcmpl-1", "object": "chat.completion", "model": "m", "system_fingerprint": "vllm-0.32.0",
+            "choices": [{"index": 0, "message": {"role": "assistant", "refusal": None, "function_call": None,
+                                                 **message}, "finish_reason": "stop", "stop_reason": None}],
+            "usage": {"prompt_tokens": 7, "total_tokens": 19, "completion_tokens": 12, **usage}}
+
+
+def test_vllm_032_reasoning_field_and_reasoning_tokens():
+    g = parse_completion(_payload({"content": "42", "reasoning": "think think"},
+                                  {"completion_tokens_details": {"reasoning_tokens": 9}}))
+    assert (g.content, g.reasoning, g.reasoning_tokens, g.completion_tokens) == ("42", "think think", 9, 12)
+    assert g.response() == {"role": "assistant", "content": "42", "reasoning_content": "think think"}
+    old = parse_completion(_payload({"content": "42", "reasoning_content": "older servers"},
+                                    {"completion_tokens_details": None}))
+    assert old.reasoning == "older servers" and old.reasoning_tokens is None
+    plain = parse_completion(_payload({"content": "Paris", "reasoning": None}, {"completion_tokens_details": None}))
+    assert plain.reasoning is None and plain.response() == "Paris"
+    assert Generation.from_json(g.to_json()) == g
+
+
+def test_serving_settings_change_the_cache_key():
+    s = SamplingParams(temperature=0.0, max_tokens=8)
+    base = {"backend": "openai_chat", "model": "m", "endpoint": "http://127.0.0.1:1/v1"}
+    plain = generation_fingerprint({**base, "serving": {"reasoning_parser": None}}, s)
+    parsed = generation_fingerprint({**base, "serving": {"reasoning_parser": "deepseek_r1"}}, s)
+    assert plain != parsed
+    assert parsed == generation_fingerprint({**base, "serving": {"reasoning_parser": "deepseek_r1"}}, s)
+    assert generation_fingerprint(base, s) == generation_fingerprint({**base, "serving": None}, s)  # old caches
+    dead = f"http://127.0.0.1:{_free_port()}"
+    a = OpenAIChatClient(dead, "m", serving={"reasoning_parser": "deepseek_r1"}).describe()
+    b = OpenAIChatClient(dead, "m").describe()
+    assert a["serving"] == {"reasoning_parser": "deepseek_r1"} and b["serving"] is None
+    assert generation_fingerprint(a, s) != generation_fingerprint(b, s)
+
+
+def test_parse_serving_option():
+    from recipe.eval.api import parse_serving
+    assert parse_serving(["reasoning_parser=deepseek_r1", "dtype = float32"]) == {
+        "reasoning_parser": "deepseek_r1", "dtype": "float32"}
+    assert parse_serving([]) is None
+    with pytest.raises(ValueError, match="expected KEY=VALUE"):
+        parse_serving(["deepseek_r1"])
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_dead_endpoint_stops_the_run_after_the_first_exhausted_request():
+    client = OpenAIChatClient(f"http://127.0.0.1:{_free_port()}", "m", max_retries=1, backoff_s=0.01,
+                              timeout_s=2, concurrency=2)
+    jobs = [Job(f"q{i}", 0, [{"role": "user", "content": "hi"}]) for i in range(50)]
+    got = []
+    with pytest.raises(EndpointUnavailable, match="stopped answering.*health check.*re-run the same command"):
+        for pair in client.generate(jobs, SamplingParams(max_tokens=4)):
+            got.append(pair)
+    assert got == []  # nothing finished, nothing yielded; the other 49 requests were not each retried

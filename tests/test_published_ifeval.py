@@ -1,0 +1,63 @@
+"""The card's IFEval metric (mean of prompt- and instruction-level strict accuracy) with its bootstrap CI, the
+backends' agreement, and the 50_eval section's tables, on items written here."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from recipe.eval.published_ifeval import (MAX_NEW_TOKENS, backend_agreement, card_metric, ifeval_sampling,
+                                          notebook_summary, versus_card)
+
+
+def _item(follow: list[bool], text: str = "x") -> dict:
+    return {"samples": [{"prompt_strict": all(follow), "follow_strict": follow}],
+            "responses": [{"content": text, "reasoning": None}]}
+
+
+def _items(n: int = 200) -> dict:
+    # prompt i has 1 + i % 3 instructions; instruction j of prompt i is followed when (i + j) % 4 != 0
+    return {str(i): _item([(i + j) % 4 != 0 for j in range(1 + i % 3)], text=f"answer {i}") for i in range(n)}
+
+
+def test_card_metric_is_the_mean_of_prompt_and_instruction_strict():
+    items = _items()
+    follows = [it["samples"][0]["follow_strict"] for it in items.values()]
+    p = 100 * sum(all(f) for f in follows) / len(follows)
+    i = 100 * sum(sum(f) for f in follows) / sum(len(f) for f in follows)
+    m = card_metric(items)
+    assert m["n"] == 200 and m["instructions"] == sum(len(f) for f in follows)
+    assert m["prompt_level_strict"] == round(p, 2) and m["instruction_level_strict"] == round(i, 2)
+    assert m["score"] == round((p + i) / 2, 2)
+    assert m["ci_low"] < m["score"] < m["ci_high"] and m["ci_high"] - m["ci_low"] < 20
+    assert card_metric(items, seed=1)["score"] == m["score"]
+    v = versus_card(m, card=m["ci_high"] + 1)
+    assert v["card_inside_ci"] is False and v["difference"] == round(m["score"] - m["ci_high"] - 1, 2)
+    with pytest.raises(ValueError, match="no scored items"):
+        card_metric({})
+
+
+def test_backend_agreement_counts_identical_completions():
+    a = _items(10)
+    b = {k: json.loads(json.dumps(v)) for k, v in a.items()}
+    b["3"]["responses"][0]["content"] = "answer 3 but longer"
+    b["7"]["responses"][0]["content"] = "different"
+    b["99"] = _item([True])  # only in b: not compared
+    ag = backend_agreement(a, b)
+    assert ag["n"] == 10 and ag["identical_completions"] == 8 and ag["same_prompt_verdict"] == 10
+    assert ag["a"]["score"] == ag["b"]["score"]
+
+
+def test_lighteval_settings_and_notebook_tables(tmp_path):
+    s = ifeval_sampling()
+    assert (s.temperature, s.top_p, s.max_tokens, s.k, s.thinking) == (0.0, 1.0, MAX_NEW_TOKENS, 1, False)
+    absent = notebook_summary(tmp_path / "none.json")
+    assert absent["scores"] is None and "bench_ifeval_smollm2.py" in absent["note"]
+    assert "weights" in absent["settings"].index
+    m = card_metric(_items())
+    rep = {"vllm": {"card_metric": m, "versus_card": versus_card(m), "truncation_rate": 1.0},
+           "agreement": backend_agreement(_items(5), _items(5))}
+    (tmp_path / "r.json").write_text(json.dumps(rep))
+    shown = notebook_summary(tmp_path / "r.json")
+    assert shown["scores"].loc["vllm", "n"] == 200 and shown["scores"].loc["vllm", "model card"] == 29.9
+    assert int(shown["agreement"].loc[0, "identical completions"]) == 5
