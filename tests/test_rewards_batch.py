@@ -1,4 +1,4 @@
-"""verify_batch: bad input never breaks a batch (issue 3 item 7), counts reconcile, pool and Ray paths agree."""
+"""verify_batch: bad input never breaks a batch, counts reconcile, pool and Ray paths agree."""
 from __future__ import annotations
 
 

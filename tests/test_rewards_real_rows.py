@@ -1,4 +1,4 @@
-"""Real rows score right (issue 3 item 2).
+"""Real rows score right.
 
 Every ``*_rollouts.jsonl`` of ../shared/fixtures/real/nemo_gym is either scored here with our verifiers
 and compared with the reward NeMo-Gym recorded, or listed in ``NOT_SCORABLE`` with the reason. Where we

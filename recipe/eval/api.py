@@ -59,8 +59,13 @@ def make_backend(*, checkpoint: str | Path | None = None, endpoint: str | None =
     return HFBackend(checkpoint, batch_size=batch_size)
 
 
+MIRROR_ENV = "RECIPE_BENCHMARK_MIRROR"
+
+
 def _mirror(cfg) -> Path | None:
-    m = cfg.benchmarks.mirror
+    """The local folder of benchmark files: ``benchmarks.mirror`` when set, else ``$RECIPE_BENCHMARK_MIRROR``, else
+    none (the Hub, where ``allow_hub``; otherwise the suite is reported unavailable)."""
+    m = cfg.benchmarks.mirror or os.environ.get(MIRROR_ENV)
     if not m:
         return None
     p = Path(m)

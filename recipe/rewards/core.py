@@ -4,7 +4,7 @@ Only these escape as exceptions: ``UnknownVerifierError`` (a config/data error t
 ``SandboxUnavailable`` (no isolation on this host) and ``KeyboardInterrupt``/``SystemExit``. Everything the response or the row can get wrong scores 0
 with a reason: missing or ill-typed fields (``missing_field:*`` / ``invalid_field:*``), responses that are
 not text (``bad_response``), checks that run too long (``timeout``), and any checker bug
-(``error:<Type>``), so one bad row never breaks a batch (issue 3 item 7).
+(``error:<Type>``), so one bad row never breaks a batch.
 """
 from __future__ import annotations
 
