@@ -147,3 +147,19 @@ def eval_summary(results: dict):
                          + ("" if r.get("complete") else " (incomplete)"))
     return Markdown("### What this run showed\n\n" + "\n".join(lines or ["- no suite was scored"])
                     + f"\n\n{next_step('eval')}")
+
+
+def smollm2_ifeval(report: Path | None = None) -> None:
+    """The section on SmolLM2-135M-Instruct's IFEval against its model card: where the numbers come from, the
+    settings side by side (long text wrapped, never truncated), and, once ``benchmarks/bench_ifeval_smollm2.py`` has
+    written its report, our score per backend beside the card's and the backends' agreement."""
+    from IPython.display import display
+
+    from recipe.eval import published_ifeval
+    from recipe.pipeline.tables import readable
+    s = published_ifeval.notebook_summary(report)
+    print(s["note"])
+    display(readable(s["settings"], wrap=tuple(s["settings"].columns)))
+    for key in ("scores", "agreement"):
+        if s[key] is not None:
+            display(readable(s[key], max_cols=5))
