@@ -7,7 +7,6 @@ itself when the test process dies). ``seed_repo`` commits files into a served re
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -16,6 +15,8 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from recipe.serve.vllm_server import free_port
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import gitrepo  # noqa: E402
@@ -23,12 +24,6 @@ import gitrepo  # noqa: E402
 
 class _PortTaken(Exception):
     pass
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass
@@ -55,7 +50,7 @@ class HubServer:
 
     @classmethod
     def _start_once(cls, root: Path, timeout: float) -> "HubServer":
-        port = _free_port()
+        port = free_port()
         log_path = root / "server.log"
         log = log_path.open("w")
         env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGING"))}
