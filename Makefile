@@ -67,7 +67,9 @@ $(VLLM_STAMP):
 run: setup
 	$(VENV)/bin/recipe run --profile $(PROFILE) $(if $(RUN_ID),--run-id $(RUN_ID)) $(ARGS)
 
-test: setup vllm-venv
+# the two venvs are independent: they install side by side (most of it is download and unpacking)
+test:
+	@$(MAKE) --no-print-directory -j2 setup vllm-venv
 	$(PY) -m pytest -q -n 2 --timeout=900 -p random_order --random-order-bucket=global tests
 
 # Saving a notebook writes the commit format (recipe/pipeline/lab_hooks.py): open, run, save leaves git clean.

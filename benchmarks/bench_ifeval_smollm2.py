@@ -44,6 +44,9 @@ def run_backend(kind: str, folder: Path, out: Path, limit: int | None, concurren
         from recipe.eval.hf_backend import HFBackend
         res = evaluate(["ifeval"], backend=HFBackend(folder, batch_size=16), **kw)["ifeval"]
     bar.close()
+    if "unavailable" in res:
+        raise SystemExit(f"IFEval could not be evaluated on {kind}: {res['unavailable']}\n(without the Hub, point "
+                         "RECIPE_BENCHMARK_MIRROR or the profile's benchmarks.mirror at a folder holding IFEval)")
     return res
 
 
