@@ -73,3 +73,19 @@ def test_dead_endpoint_stops_the_run_after_the_first_exhausted_request():
         for pair in client.generate(jobs, SamplingParams(max_tokens=4)):
             got.append(pair)
     assert got == []  # nothing finished, nothing yielded; the other 49 requests were not each retried
+
+
+def test_stop_leaves_no_process_of_the_server_group_behind():
+    """vLLM's API server can exit on SIGTERM before its engine core: stop() must not leave that child running."""
+    import os
+    import subprocess
+    from recipe.serve.vllm_server import VLLMServer, _group_alive
+    srv = VLLMServer("unused")
+    # the leader exits on SIGTERM; its child ignores SIGTERM, as a busy engine core may
+    srv.proc = subprocess.Popen(["bash", "-c", "(trap '' TERM; while :; do sleep 0.1; done) & sleep 300"],
+                                start_new_session=True)
+    pgid = srv.proc.pid
+    assert _group_alive(pgid)
+    srv.stop(grace_s=0.5)
+    assert srv.proc.poll() is not None
+    assert not _group_alive(pgid), os.popen(f"ps -o pid,cmd -g {pgid}").read()

@@ -150,21 +150,23 @@ class OpenAIChatClient:
         if jobs:
             self.request_body(jobs[0].messages, sampling, 0)  # refuse unsendable settings before any request
         self._stop.clear()
-        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
-            futs = {pool.submit(self.chat, j.messages, sampling, j.seed, j.tools): j for j in jobs}
-            try:
-                for f in as_completed(futs):
-                    g = f.result()
-                    if g.error and g.error.startswith("gave up") and not self.health():
-                        raise EndpointUnavailable(
-                            f"{self.base_url} stopped answering: {g.error}; its health check (GET /v1/models) fails "
-                            "too, so the run stops here. Restart the server and re-run the same command: finished "
-                            "samples are cached and reused.")
-                    yield futs[f], g
-            finally:
-                self._stop.set()  # in-flight requests give up instead of retrying
-                for f in futs:
-                    f.cancel()
+        pool = ThreadPoolExecutor(max_workers=self.concurrency)
+        futs = {pool.submit(self.chat, j.messages, sampling, j.seed, j.tools): j for j in jobs}
+        try:
+            for f in as_completed(futs):
+                g = f.result()
+                if g.error and g.error.startswith("gave up") and not self.health():
+                    raise EndpointUnavailable(
+                        f"{self.base_url} stopped answering: {g.error}; its health check (GET /v1/models) fails "
+                        "too, so the run stops here. Restart the server and re-run the same command: finished "
+                        "samples are cached and reused.")
+                yield futs[f], g
+        finally:
+            # in-flight requests give up instead of retrying, queued ones never start, and the caller is not held
+            # until the requests in flight end (a 1280-token answer can take minutes): on an interrupt it goes on at
+            # once, e.g. to stop the server it started, which ends those requests too
+            self._stop.set()
+            pool.shutdown(wait=False, cancel_futures=True)
 
 
 def parse_completion(payload: dict) -> Generation:

@@ -130,16 +130,16 @@ def notebook_summary(report: Path | None = None) -> dict:
         return out
     rep = json.loads(path.read_text())
     rows = []
-    for kind in ("vllm", "hf"):
+    for kind in ("vllm", "hf", "hf_greedy_check"):
         if kind in rep:
             m, v = rep[kind]["card_metric"], rep[kind]["versus_card"]
-            rows.append({"backend": kind, "IFEval (mean prompt/inst strict)": m["score"],
+            rows.append({"backend": kind.replace("_", " "), "IFEval (mean prompt/inst strict)": m["score"],
                          "95% CI": f"[{m['ci_low']}, {m['ci_high']}]", "n": m["n"],
                          "prompt strict": m["prompt_level_strict"], "inst strict": m["instruction_level_strict"],
                          "model card": v["card"], "difference": v["difference"],
                          "card inside CI": v["card_inside_ci"], "truncated %": rep[kind].get("truncation_rate")})
     out["scores"] = pd.DataFrame(rows).set_index("backend") if rows else None
-    ag = rep.get("agreement")
+    ag = rep.get("agreement") or rep.get("hf_greedy_check", {}).get("agreement")
     if ag:
         out["agreement"] = pd.DataFrame([{"common prompts": ag["n"], "identical completions": ag["identical_completions"],
                                           "same prompt verdict": ag["same_prompt_verdict"],
@@ -160,25 +160,80 @@ def score_cached_prefix(samples_path: Path, rows: list[dict]) -> tuple[dict[str,
     """Score the cached samples of an unfinished run on the longest *prefix* of ``rows`` whose every prompt has a
     sample -- a fixed subset (the first N prompts), not the prompts that happened to finish first (with requests
     in flight those are the short answers). Returns (items in the shape of ``items.jsonl``, stats)."""
-    from recipe.eval.backends import Generation
-    from recipe.eval.harness import read_jsonl_lenient
     from recipe.eval.suites import get_suite
     suite = get_suite("ifeval")
-    cached: dict[str, Generation] = {}
-    for d in read_jsonl_lenient(Path(samples_path)):
-        g = d.get("generation") or {}
-        if not g.get("error") and int(d.get("sample", 0)) == 0:
-            cached.setdefault(str(d["item_id"]), Generation.from_json(g))
+    cached = cached_generations(samples_path)
     items = {}
     for row in rows:
         iid = suite.check_row(row)
         g = cached.get(iid)
         if g is None:
             break
-        items[iid] = {"id": iid, "samples": [suite.score(row, g.response(), False)],
-                      "responses": [{"content": g.content, "reasoning": g.reasoning}],
-                      "finish_reasons": [g.finish_reason], "completion_tokens": [g.completion_tokens]}
+        items[iid] = _item(suite, row, g)
     fin = [it["finish_reasons"][0] for it in items.values()]
     stats = {"prefix": len(items), "cached": len(cached), "rows": len(rows),
              "truncation_rate": round(100 * sum(f == "length" for f in fin) / len(fin), 2) if fin else None}
+    return items, stats
+
+
+def cached_generations(samples_path: Path) -> dict:
+    """The first sample of every item in a run's ``samples.jsonl`` (errors skipped), by item id."""
+    from recipe.eval.backends import Generation
+    from recipe.eval.harness import read_jsonl_lenient
+    cached: dict[str, Generation] = {}
+    for d in read_jsonl_lenient(Path(samples_path)):
+        g = d.get("generation") or {}
+        if not g.get("error") and int(d.get("sample", 0)) == 0:
+            cached.setdefault(str(d["item_id"]), Generation.from_json(g))
+    return cached
+
+
+def _item(suite, row: dict, g) -> dict:
+    """One item in the shape of ``items.jsonl`` from one generation."""
+    return {"id": suite.check_row(row), "samples": [suite.score(row, g.response(), False)],
+            "responses": [{"content": g.content, "reasoning": g.reasoning}],
+            "finish_reasons": [g.finish_reason], "completion_tokens": [g.completion_tokens]}
+
+
+def hf_by_greedy_check(samples_path: Path, rows: list[dict], folder: Path, out: Path, *, batch_size: int = 16,
+                       progress=None) -> tuple[dict[str, dict], dict]:
+    """The in-process HF backend's IFEval on every prompt the vLLM run finished, without decoding 1280 tokens a
+    prompt twice: each vLLM completion is teacher-forced through the HF model (``recipe.eval.greedy_check``); where
+    HF's argmax path is the same, HF's greedy completion *is* that text; every other prompt is generated again in
+    process and scored on HF's own completion. Verdicts and regenerations are appended to ``out`` as they finish,
+    so a stopped run resumes. Returns (HF items in the shape of ``items.jsonl``, stats)."""
+    from recipe.eval.backends import Generation, Job
+    from recipe.eval.greedy_check import GreedyVerdict, ServedCompletion, summarize, verify_greedy
+    from recipe.eval.harness import read_jsonl_lenient
+    from recipe.eval.hf_backend import HFBackend
+    from recipe.eval.suites import get_suite
+    suite = get_suite("ifeval")
+    out.mkdir(parents=True, exist_ok=True)
+    vpath, gpath = out / "verdicts.jsonl", out / "regenerated.jsonl"
+    cached = cached_generations(samples_path)
+    by_id = {suite.check_row(r): r for r in rows if suite.check_row(r) in cached}
+    verdicts = {d["item_id"]: GreedyVerdict(**d) for d in read_jsonl_lenient(vpath)}
+    backend = HFBackend(folder, batch_size=batch_size)
+    todo = [ServedCompletion(iid, backend.render(suite.messages(row, False), False), cached[iid].content,
+                             cached[iid].finish_reason, cached[iid].prompt_tokens, cached[iid].completion_tokens)
+            for iid, row in by_id.items() if iid not in verdicts]
+    step = 8  # verdicts are written every `step` prompts
+    for i in range(0, len(todo), step):
+        got = verify_greedy(backend.model, backend.tokenizer, todo[i:i + step], batch_size=4, progress=progress)
+        with open(vpath, "a", encoding="utf-8") as f:
+            for v in got:
+                verdicts[v.item_id] = v
+                f.write(json.dumps(v.to_json()) + "\n")
+    regen = {d["item_id"]: Generation.from_json(d["generation"]) for d in read_jsonl_lenient(gpath)}
+    redo = [iid for iid in by_id if not verdicts[iid].identical and iid not in regen]
+    s = ifeval_sampling()
+    jobs = [Job(iid, 0, suite.messages(by_id[iid], False), s.request_seed(0, 0)) for iid in redo]
+    with open(gpath, "a", encoding="utf-8") as f:
+        for j, g in backend.generate(jobs, s):
+            regen[j.item_id] = g
+            f.write(json.dumps({"item_id": j.item_id, "generation": g.to_json()}) + "\n")
+            f.flush()
+    items = {iid: _item(suite, row, regen[iid] if iid in regen else cached[iid]) for iid, row in by_id.items()}
+    stats = {"greedy_check": summarize(list(verdicts[i] for i in by_id)), "regenerated": len(regen),
+             "regenerated_same_text": sum(regen[i].content == cached[i].content for i in regen)}
     return items, stats

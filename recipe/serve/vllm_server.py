@@ -42,6 +42,9 @@ class VLLMServer:
     seed: int = 0
     kv_cache_gib: int = 1
     reasoning_parser: str | None = None
+    # vLLM on CPU keeps one core per worker for its scheduler (VLLM_CPU_NUM_OF_RESERVED_CPU); on a 2-core machine
+    # that leaves the model one core. 0 lets the worker's OpenMP threads use them all (None: vLLM's default).
+    reserved_cpus: int | None = None
     extra_args: list[str] = field(default_factory=list)
     host: str = "127.0.0.1"
     port: int = 0
@@ -85,6 +88,8 @@ class VLLMServer:
         self.port = self.port or free_port()
         self.log_path = Path(self.log_path or Path(self.model).parent / f"vllm-{self.port}.log")
         env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": str(self.kv_cache_gib)}
+        if self.reserved_cpus is not None:
+            env["VLLM_CPU_NUM_OF_RESERVED_CPU"] = str(self.reserved_cpus)
         log = open(self.log_path, "w")
         self.proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT, env=env,
                                      start_new_session=True)
@@ -120,19 +125,38 @@ class VLLMServer:
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait(timeout=30)
 
-    def stop(self) -> None:
-        """SIGTERM by PID (its process group: the engine core is a child), SIGKILL after 30 s."""
-        if self.proc is None or self.proc.poll() is not None:
+    def stop(self, grace_s: float = 10.0) -> None:
+        """SIGTERM by PID (its process group: the engine core is a child), SIGKILL after 30 s; whatever is left of
+        the group (an engine core whose API server is gone) is killed too."""
+        if self.proc is None:
             return
-        os.killpg(self.proc.pid, signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(timeout=30)
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                pass
+        # the API server can exit before its engine core and worker (same process group): none may outlive it
+        deadline = time.monotonic() + grace_s
+        while _group_alive(self.proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.2)  # polling for the group's exit
+        if _group_alive(self.proc.pid):
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:  # it ended in between
+                pass
+        self.proc.wait(timeout=30)
 
     def __enter__(self) -> "VLLMServer":
         return self.start() if self.proc is None else self
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except ProcessLookupError:
+        return False
