@@ -35,7 +35,7 @@ def paper():
 
 @pytest.fixture(scope="module")
 def rendered(paper, tmp_path_factory):
-    from recipe.pipeline.teachers import record_selection
+    from recipe.runs.teachers import record_selection
 
     run = RunDir(tmp_path_factory.mktemp("v") / "run")
     out = {}
@@ -212,7 +212,7 @@ def test_validator_catches_each_gym_wiring_mistake(rendered, tree, tmp_path):
 
 def test_mopd_refuses_rows_for_the_old_pass_through_agent(paper, tmp_path):
     """RLHF rows prepared for rlhf_opd_simple_agent (a Gym-branch agent) cannot be routed at the pinned Gym."""
-    from recipe.pipeline.teachers import record_selection
+    from recipe.runs.teachers import record_selection
 
     run = RunDir(tmp_path / "m")
     for s in ("sft", "if_rl", "multi_domain_rl", "rlhf_branch"):

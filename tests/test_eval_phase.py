@@ -20,7 +20,7 @@ def test_eval_phase_scores_tiny_suites_and_real_slice(tmp_path, monkeypatch, sha
     # code answers need more tokens than the phase's cap: the tiny suite gets the domain's validation cap
     run = run_pipeline(profile="tiny", run_id="ev", overrides=[*FAST, "evaluation.max_new_tokens_per_domain={code: 48}"],
                        until="sft", via_notebooks=False)
-    from recipe.pipeline.run_init import open_run
+    from recipe.runs.run_init import open_run
     _, cfg = open_run("ev")
     summary = json.loads((run.path / "eval" / "sft" / "summary.json").read_text())
     suites = summary["suites"]

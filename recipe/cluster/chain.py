@@ -242,7 +242,7 @@ def select_teachers(cfg, run: RunDir) -> dict[str, Any]:
     normal approximation from the number of validation rows of the domain's agent (NeMo-RL logs means only)."""
     from recipe.cluster import gym
     from recipe.cluster.status import collect
-    from recipe.pipeline.teachers import record_selection, select_groups, selection_path
+    from recipe.runs.teachers import record_selection, select_groups, selection_path
 
     mopd = cfg.stage("mopd")
     for s in STAGE_PLAN[:STAGE_PLAN.index("mopd")]:

@@ -271,12 +271,12 @@ def teacher_map(run, routing: dict[str, str], domains: list[str],
                 branches: dict[str, str]) -> tuple[dict[str, str], dict[str, Any]]:
     """(agent -> teacher HF checkpoint, provenance per agent) for MOPD.
 
-    Slots resolve exactly as in the local backend (``recipe.pipeline.teachers.resolve_teacher``: ``best`` from
+    Slots resolve exactly as in the local backend (``recipe.runs.teachers.resolve_teacher``: ``best`` from
     teachers.json, ``best_of:<stages>`` from scores.json, ``stage:<stage>`` a finished stage, ``select:<stages>``
     one teacher for all its domains from the stages' selection.json, see ``record_selection``); ``branch:<name>``,
     a side branch such as the RLHF-from-SFT teacher, comes from ``cluster.branches.<name>``.
     """
-    from recipe.pipeline.teachers import resolve_teacher, select_groups
+    from recipe.runs.teachers import resolve_teacher, select_groups
 
     out: dict[str, str] = {}
     prov: dict[str, Any] = {}

@@ -150,7 +150,7 @@ def evaluate(suites: Iterable[str], *, out: str | Path, run_id: str | None = Non
         get_suite(s)  # unknown names fail before any generation
     run = None
     if run_id is not None:
-        from recipe.pipeline.run_init import open_run
+        from recipe.runs.run_init import open_run
         run, run_cfg = open_run(run_id)
         cfg = cfg or run_cfg
         if checkpoint is None and endpoint is None and backend is None:

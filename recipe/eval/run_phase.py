@@ -22,7 +22,7 @@ def run_eval_phase_of(run_id: str, stage: str, width: int = 120) -> dict:
     where torch is already loaded, and shows what it printed)."""
     import sys
 
-    from recipe.pipeline.run_init import open_run
+    from recipe.runs.run_init import open_run
     run, cfg = open_run(run_id)
     plain = Console(file=sys.stdout, force_jupyter=False, force_terminal=False, width=width)
     return run_eval_phase(run, cfg, stage, console=plain)

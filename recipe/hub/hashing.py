@@ -4,7 +4,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from recipe.pipeline.hashing import sha256_file  # noqa: F401  (re-exported: one implementation)
+from recipe.runs.hashing import sha256_file  # noqa: F401  (re-exported: one implementation)
 
 _CHUNK = 1 << 20
 

@@ -12,7 +12,7 @@ import pandas as pd
 from recipe.pipeline.data_phase import prepare_data
 from recipe.pipeline.params import as_list
 from recipe.pipeline.report import report_rows
-from recipe.pipeline.run_init import open_or_init_run, open_run
+from recipe.runs.run_init import open_or_init_run, open_run
 from recipe.runs.layout import DATA_PHASE, RunDir
 
 # torch/transformers (stage_runner) and matplotlib (plots) are imported inside the functions that need them, so

@@ -14,7 +14,7 @@ from recipe.config import load_config
 from recipe.config.schema import STAGE_PLAN
 from recipe.pipeline.kernel import SharedKernel, register_shared_kernel_engine
 from recipe.pipeline.report import print_report
-from recipe.pipeline.run_init import check_run_matches, default_run_id, init_run, open_or_init_run
+from recipe.runs.run_init import check_run_matches, default_run_id, init_run, open_or_init_run
 from recipe.pipeline.stage_inputs import StageNotImplemented, check_runnable, stage_inputs
 from recipe.runs.layout import DATA_PHASE, REPORT_PHASE, RunDir, write_json_atomic
 

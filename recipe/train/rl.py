@@ -27,7 +27,7 @@ import torch
 from recipe.config.stages import MOPDConfig, RLStageConfig
 from recipe.domains import pool as prompt_pool
 from recipe.model import save_checkpoint
-from recipe.pipeline.teachers import candidate_dir
+from recipe.runs.teachers import candidate_dir
 from recipe.rewards import verify_batch
 from recipe.train.advantages import AdvantageInputs, get_estimator
 from recipe.train.context import StageContext
