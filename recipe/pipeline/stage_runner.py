@@ -22,11 +22,11 @@ from recipe.eval.samples import read_samples, samples_path, write_samples
 from recipe.eval.validate import summarize, validate_samples
 from recipe.model import build_tiny, load_checkpoint, save_checkpoint
 from recipe.pipeline.data_phase import load_splits
-from recipe.runs.hashing import sha256_dir
 from recipe.pipeline.stage_inputs import StageNotImplemented, check_runnable, stage_inputs
-from recipe.runs.teachers import (record_scores, validate_candidates, validate_picks_on_report_split,
-                                      write_routing)
+from recipe.pipeline.teacher_validation import validate_candidates, validate_picks_on_report_split
+from recipe.runs.hashing import sha256_dir
 from recipe.runs.layout import RunDir
+from recipe.runs.teachers import record_scores, write_routing
 from recipe.train.context import StageContext
 from recipe.train.generation_caps import GenerationCapWarning, cap_shortfalls
 from recipe.train.rl import train_rl
