@@ -40,7 +40,7 @@ def main() -> None:
     from recipe.config import load_config
     from recipe.eval.validate import validate_samples
     from recipe.model import load_checkpoint
-    from recipe.pipeline.data_phase import load_splits
+    from recipe.domains.data_phase import load_splits
     from recipe.runs.teachers import resolve_teachers
     from recipe.runs import RunDir
     from recipe.stats.intervals import item_means, mean_ci, paired_bootstrap_delta

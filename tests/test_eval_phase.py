@@ -25,7 +25,7 @@ def test_eval_phase_scores_tiny_suites_and_real_slice(tmp_path, monkeypatch, sha
     summary = json.loads((run.path / "eval" / "sft" / "summary.json").read_text())
     suites = summary["suites"]
     assert {f"tiny_{d}" for d in cfg.domains.names} <= set(suites)
-    from recipe.pipeline.data_phase import load_splits
+    from recipe.domains.data_phase import load_splits
     val = {d: min(64, len(v["val"])) for d, v in load_splits(run, cfg).items()}  # tiny_limit 64
     assert {d: suites[f"tiny_{d}"]["n"] for d in cfg.domains.names} == {d: val[d] for d in cfg.domains.names}
     assert suites["aime25"]["n"] == 4 and suites["ifeval"]["n"] == 8

@@ -112,7 +112,7 @@ def suite_rows(name: str, cfg, *, run=None, limit: int | None = None) -> tuple[l
     if name.startswith("tiny_"):
         if run is None:
             raise SourceUnavailable(f"suite {name} reads a run's validation rows: give --run-id")
-        from recipe.pipeline.data_phase import load_splits
+        from recipe.domains.data_phase import load_splits
         domain = name.removeprefix("tiny_")
         splits = load_splits(run, cfg, splits=("val",))
         if domain not in splits:

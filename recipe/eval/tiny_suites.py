@@ -1,7 +1,7 @@
 """The tiny domains as suites (``tiny_math``, ``tiny_instruction_following``, ``tiny_mcqa``, ``tiny_tool_call``):
 rows in the project's record format (``id``, ``messages``, ``tools``, ``verifier``), graded by the same verifiers as
 training (``recipe.rewards``), so ``recipe eval`` on them agrees with validation. The rows are a run's held-out
-validation split (``recipe.pipeline.data_phase.load_splits``)."""
+validation split (``recipe.domains.data_phase.load_splits``)."""
 from __future__ import annotations
 
 from recipe.eval.sampling import SamplingParams

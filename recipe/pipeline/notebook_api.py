@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from recipe.pipeline.data_phase import prepare_data
+from recipe.domains.data_phase import prepare_data
 from recipe.pipeline.params import as_list
 from recipe.pipeline.report import report_rows
 from recipe.runs.run_init import open_or_init_run, open_run
@@ -237,7 +237,7 @@ def sample_completions(run_id: str, stage: str, per_domain: int = 1, max_chars: 
                   if r.get("sample", 0) == 0}
     prompts = {}
     try:
-        from recipe.pipeline.data_phase import load_splits
+        from recipe.domains.data_phase import load_splits
         splits = load_splits(run, cfg, splits=("val",))
         prompts = {(d, r["id"]): next((m.get("content", "") for m in reversed(r.get("messages", []))
                                        if m.get("role") == "user"), "")

@@ -148,7 +148,7 @@ def _run_phases(run: RunDir, cfg, phases: list[str], via_notebooks: bool, kernel
                 _execute_notebook(phase, run, phase if phase in STAGE_PLAN else None,
                                   None if phase == DATA_PHASE else kernel)
             elif phase == DATA_PHASE:
-                from recipe.pipeline.data_phase import prepare_data
+                from recipe.domains.data_phase import prepare_data
                 prepare_data(run, cfg)
             elif phase in STAGE_PLAN:
                 from recipe.pipeline.stage_runner import run_stage
@@ -185,7 +185,7 @@ def run_stage_in_process(stage: str, run_id: str, profile: str | None = "tiny", 
     An existing run asked for with another profile or other overrides is an error unless ``reconfigure``."""
     if stage != DATA_PHASE and stage not in STAGE_PLAN:
         raise KeyError(f"unknown stage {stage!r}; the plan is {', '.join(STAGE_PLAN)}")
-    from recipe.pipeline.data_phase import prepare_data
+    from recipe.domains.data_phase import prepare_data
     from recipe.pipeline.stage_runner import run_stage
     run, cfg = open_or_init_run(run_id, profile, overrides, reconfigure=reconfigure)
     prepare_data(run, cfg)  # skipped when done with the same inputs

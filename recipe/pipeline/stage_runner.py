@@ -21,7 +21,7 @@ from recipe.domains import tokenizer_corpus
 from recipe.eval.samples import read_samples, samples_path, write_samples
 from recipe.eval.validate import summarize, validate_samples
 from recipe.model import build_tiny, load_checkpoint, save_checkpoint
-from recipe.pipeline.data_phase import load_splits
+from recipe.domains.data_phase import load_splits
 from recipe.pipeline.stage_inputs import StageNotImplemented, check_runnable, stage_inputs
 from recipe.pipeline.teacher_validation import validate_candidates, validate_picks_on_report_split
 from recipe.runs.hashing import sha256_dir

@@ -46,6 +46,12 @@ def prepare_data(run: RunDir, cfg: RecipeConfig, force: bool = False) -> dict[st
     return files
 
 
+def tiny_domains_card_for(cfg) -> str:
+    """The card ``make run`` writes for profile ``cfg`` (committed for the tiny defaults: data_cards/tiny_domains)."""
+    splits = build_tiny_splits(cfg.domains.tiny, cfg.domains.names, cfg.run.seed)
+    return tiny_domains_card(splits, cfg.data.decontam.ngram, cfg.run.seed)
+
+
 def load_splits(run: RunDir, cfg: RecipeConfig, splits: tuple[str, ...] = SPLITS) -> dict[str, dict[str, list[dict]]]:
     """{domain: {split: records}} from ``00_data/`` (``splits``: which ones to read; the train files are most of it).
 
