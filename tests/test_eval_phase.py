@@ -14,7 +14,7 @@ pytestmark = pytest.mark.slow
 
 def test_eval_phase_scores_tiny_suites_and_real_slice(tmp_path, monkeypatch, shared_dir):
     monkeypatch.setenv("RECIPE_RUNS_DIR", str(tmp_path / "runs"))
-    from recipe.eval.model_index import eval_results_for_card
+    from recipe.hub.model_index import eval_results_for_card
     from recipe.eval.run_phase import run_eval_phase
     from recipe.pipeline.runner import run_pipeline
     # code answers need more tokens than the phase's cap: the tiny suite gets the domain's validation cap
