@@ -27,7 +27,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from recipe.cluster.gym import DOMAIN_GYM, PHASE_GYM
+from recipe.data.gym_envs import DOMAIN_GYM, PHASE_GYM
 from recipe.cluster.resume import step_dirs
 from recipe.runs.layout import RunDir, write_text_atomic
 
