@@ -8,7 +8,7 @@ import torch
 
 from recipe.config import load_config
 from recipe.domains import build_tiny_splits, tokenizer_corpus
-from recipe.eval.samples import write_samples
+from recipe.validation.samples import write_samples
 from recipe.model import build_tiny, save_checkpoint
 from recipe.pipeline import stage_runner
 from recipe.runs.hashing import sha256_dir

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from recipe.eval.samples import read_samples, samples_path
+from recipe.validation.samples import read_samples, samples_path
 from recipe.runs.teachers import read_teachers
 from recipe.runs.layout import RunDir
 from recipe.stats import item_means, mean_ci, paired_bootstrap_delta

@@ -226,7 +226,7 @@ def diagnostics(run_id: str, stage: str):
 def sample_completions(run_id: str, stage: str, per_domain: int = 1, max_chars: int = 400):
     """Validation completions of the same prompts before (the stage's input checkpoint) and after the stage, with
     their rewards (first sample of each prompt; from the per-sample validation files). Newlines are kept."""
-    from recipe.eval.samples import read_samples, samples_path
+    from recipe.validation.samples import read_samples, samples_path
     from recipe.pipeline.tables import readable
     run, cfg = open_run(run_id)
     after = read_samples(samples_path(run, stage))

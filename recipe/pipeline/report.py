@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from recipe.console_tables import print_table
-from recipe.eval.samples import read_samples, samples_path
+from recipe.validation.samples import read_samples, samples_path
 from recipe.runs.layout import RunDir, file_stamp, read_json
 from recipe.stats import item_means, paired_bootstrap_delta
 

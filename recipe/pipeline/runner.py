@@ -82,16 +82,16 @@ def run_pipeline(profile: str = "tiny", run_id: str | None = None, overrides: li
     console.print(f"[bold]run[/] {run.run_id} ({cfg.profile}) -> {run.path}")
     console.print(f"stages: {' -> '.join(stages)}" + (f"   (not run: {', '.join(not_run)})" if not_run else ""))
     # The shared kernel starts with the run and imports the training code (torch, transformers, the stage runner)
-    # while the data notebook runs on a light kernel of its own; the validation lanes (recipe.eval.lanes) are then
+    # while the data notebook runs on a light kernel of its own; the validation lanes (recipe.validation.lanes) are then
     # forked from it (before any torch work), so they import nothing themselves
     prestart = ("import recipe.pipeline.notebook_api, recipe.pipeline.stage_runner\n"
-                "from recipe.eval.lanes import prestart_lanes\n"
+                "from recipe.validation.lanes import prestart_lanes\n"
                 f"prestart_lanes({cfg.evaluation.lanes}, fork=True)")
     kernel = None
     if via_notebooks and not kernel_per_notebook:
         kernel = SharedKernel(cwd=str(Path.cwd()), startup_code=prestart)
     elif not via_notebooks:
-        from recipe.eval.lanes import prestart_lanes
+        from recipe.validation.lanes import prestart_lanes
         prestart_lanes(cfg.evaluation.lanes)
     with kernel or contextlib.nullcontext():
         if kernel is not None:

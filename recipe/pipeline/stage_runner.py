@@ -18,8 +18,8 @@ import torch
 
 from recipe.config.schema import RecipeConfig
 from recipe.domains import tokenizer_corpus
-from recipe.eval.samples import read_samples, samples_path, write_samples
-from recipe.eval.validate import summarize, validate_samples
+from recipe.validation.samples import read_samples, samples_path, write_samples
+from recipe.validation.validate import summarize, validate_samples
 from recipe.model import build_tiny, load_checkpoint, save_checkpoint
 from recipe.domains.data_phase import load_splits
 from recipe.pipeline.stage_inputs import StageNotImplemented, check_runnable, stage_inputs

@@ -10,7 +10,7 @@ mode, with a 95% CI on every score and every sample kept.
   judge's verdict against the prompt's fixed baseline response (win 1, tie 0.5, loss 0), so the domain score is
   the win rate against the baselines.
 - ``validate_samples`` returns one row per response: domain, item id, sample index, response, reward (what
-  ``recipe.eval.samples`` writes as JSONL); ``summarize`` turns rows into ``{domain: {score, ci_low, ci_high, n}}``
+  ``recipe.validation.samples`` writes as JSONL); ``summarize`` turns rows into ``{domain: {score, ci_low, ci_high, n}}``
   in %, n = prompts (``recipe.stats.mean_ci`` over per-prompt means).
 """
 from __future__ import annotations
@@ -50,7 +50,7 @@ def validate_samples(model, tokenizer, splits: dict, domains: list[str], ecfg: E
                      split: str = "val", thinking: bool = True, seed: int = 0) -> list[dict]:
     model.eval()
     if ecfg.lanes > 1 and len(domains) > 1:
-        from recipe.eval.lanes import validate_in_lanes
+        from recipe.validation.lanes import validate_in_lanes
         return validate_in_lanes(model, tokenizer, splits, domains, ecfg, split=split, thinking=thinking, seed=seed)
     greedy = ecfg.decoding == "greedy"
     k = 1 if greedy else ecfg.samples_per_prompt
