@@ -143,7 +143,7 @@ def prestart_lanes(n: int, fork: bool = False) -> None:
 
 
 def _import_worker_modules() -> None:
-    import recipe.validation.validate  # noqa: F401  (what every task needs, imported before the first one arrives)
+    import recipe.validation.in_process  # noqa: F401  (what every task needs, imported before the first one arrives)
     import recipe.train.agentic  # noqa: F401
     from transformers import AutoModelForCausalLM  # noqa: F401
 
@@ -191,11 +191,11 @@ def _model_from(config, blob: bytes):
 
 def _lane_task(config, blob: bytes, tokenizer, splits_d: dict, domain: str, ecfg, split: str,
                thinking: bool, seed: int) -> tuple[list[dict], bytes]:
-    from recipe.validation.validate import validate_samples
+    from recipe.validation.in_process import validate_in_process
 
-    model = _model_from(config, blob)
-    rows = validate_samples(model, tokenizer, {domain: splits_d}, [domain], ecfg.model_copy(update={"lanes": 1}),
-                            split=split, thinking=thinking, seed=seed)
+    model = _model_from(config, blob)  # in eval mode
+    rows = validate_in_process(model, tokenizer, {domain: splits_d}, [domain], ecfg.model_copy(update={"lanes": 1}),
+                               split=split, thinking=thinking, seed=seed)
     return rows, torch.get_rng_state().numpy().tobytes()
 
 
