@@ -14,10 +14,10 @@ import time
 import pytest
 
 from _tiny_checkpoint import build_tiny_checkpoint
-from recipe.eval.backends import Job
-from recipe.eval.openai_client import OpenAIChatClient
+from recipe.eval.backends.base import Job
+from recipe.eval.backends.openai_client import OpenAIChatClient
 from recipe.eval.sampling import SamplingParams
-from recipe.eval.suites import get_suite
+from recipe.eval.benchmarks.registry import get_suite
 
 pytestmark = pytest.mark.slow
 

@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 
 from recipe.eval.harness import ITEMS, summarize_verdicts, write_items
-from recipe.eval.suites import RowError, get_suite
+from recipe.eval.benchmarks.registry import RowError, get_suite
 from recipe.eval.thinking import thinking_flag, thinking_name
 from recipe.runs.hashing import sha256_file
 

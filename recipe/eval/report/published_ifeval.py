@@ -26,7 +26,7 @@ MAX_NEW_TOKENS = 1280      # lighteval's IFEval task: generation_size=1280, stop
 # (setting, model card / lighteval, ours)
 SETTINGS = [
     ("benchmark rows", "google/IFEval, 541 prompts", "IFEval input_data.jsonl (google-research), 541 prompts"),
-    ("scorer", "lighteval's port of the IFEval checkers", "recipe.eval.ifeval_suites (the IFEval checkers)"),
+    ("scorer", "lighteval's port of the IFEval checkers", "recipe.eval.benchmarks.ifeval (the IFEval checkers)"),
     ("metric", "mean(prompt-level strict, instruction-level strict)", "the same (card_metric)"),
     ("system prompt", "none given: the chat template inserts SmolLM's default",
      "none given: the same template inserts the same default"),
@@ -160,9 +160,9 @@ def score_cached_prefix(samples_path: Path, rows: list[dict]) -> tuple[dict[str,
     """Score the cached samples of an unfinished run on the longest *prefix* of ``rows`` whose every prompt has a
     sample -- a fixed subset (the first N prompts), not the prompts that happened to finish first (with requests
     in flight those are the short answers). Returns (items in the shape of ``items.jsonl``, stats)."""
-    from recipe.eval.backends import Generation
+    from recipe.eval.backends.base import Generation
     from recipe.eval.harness import read_jsonl_lenient
-    from recipe.eval.suites import get_suite
+    from recipe.eval.benchmarks.registry import get_suite
     suite = get_suite("ifeval")
     cached: dict[str, Generation] = {}
     for d in read_jsonl_lenient(Path(samples_path)):

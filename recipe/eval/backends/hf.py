@@ -12,7 +12,7 @@ from typing import Iterable, Iterator
 
 import torch
 
-from recipe.eval.backends import Generation, Job
+from recipe.eval.backends.base import Generation, Job
 from recipe.eval.sampling import SamplingParams
 from recipe.runs.hashing import sha256_file
 

@@ -5,7 +5,7 @@ validation split (``recipe.domains.data_phase.load_splits``)."""
 from __future__ import annotations
 
 from recipe.eval.sampling import SamplingParams
-from recipe.eval.suites import RowError, Suite, register_suite
+from recipe.eval.benchmarks.registry import RowError, Suite, register_family, register_suite
 from recipe.eval.thinking import parse_mode
 from recipe.rewards.extract import BadResponse
 
@@ -51,3 +51,4 @@ def register_tiny_domain(domain: str) -> Suite:
 
 for _d in TINY_DOMAINS:
     register_tiny_domain(_d)
+register_family("tiny_", register_tiny_domain)  # any other tiny domain, on first use
