@@ -16,8 +16,8 @@ import pytest
 
 from recipe.cluster import keymap
 from recipe.cluster.lock import UnpinnedError
-from recipe.cluster.provenance import DirtyTreeError
 from recipe.cluster.nrl_yaml import flatten_keys, get_path, load_yaml
+from recipe.cluster.provenance import DirtyTreeError
 from recipe.cluster.release import ReleaseTree
 from recipe.cluster.render import render_cascade, render_stage
 from recipe.cluster.validate import config_diff_text, load_rendered, release_keys, unknown_keys, value_mismatches

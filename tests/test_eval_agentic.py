@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from recipe.eval.benchmarks import agentic
-from recipe.eval.sources import read_rows
 from recipe.eval.benchmarks.registry import get_suite
+from recipe.eval.sources import read_rows
 
 LB_ROW = {"_id": "lb1", "domain": "Single-Document QA", "sub_domain": "x", "difficulty": "hard", "length": "short",
           "context": "The vault code is 4721. " * 50, "question": "What is the vault code?", "choice_A": "1274",

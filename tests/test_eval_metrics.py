@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from recipe.eval.metrics import avg_at_k, bootstrap_ci, pass_at_k, pass_at_ks
 from recipe.eval.backends.openai_client import EndpointError, parse_completion
+from recipe.eval.metrics import avg_at_k, bootstrap_ci, pass_at_k, pass_at_ks
 
 
 def test_pass_at_k_matches_the_combinatorial_formula():

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from recipe.eval.olympiad.imo_answer import grade_response
 from recipe.eval.benchmarks.registry import get_suite
+from recipe.eval.olympiad.imo_answer import grade_response
 from recipe.eval.thinking import thinking_flag
 
 ROW = {"id": "aime25-0", "problem": "What is 7 * 10?", "expected_answer": "70"}

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from recipe.runs.teachers import record_scores, resolve_teacher, resolve_teachers
 from recipe.runs import RunDir
+from recipe.runs.teachers import record_scores, resolve_teacher, resolve_teachers
 
 
 @pytest.fixture

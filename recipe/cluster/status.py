@@ -27,8 +27,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from recipe.data.gym_envs import DOMAIN_GYM, PHASE_GYM
 from recipe.cluster.resume import step_dirs
+from recipe.data.gym_envs import DOMAIN_GYM, PHASE_GYM
 from recipe.runs.layout import RunDir, write_text_atomic
 
 

@@ -12,12 +12,12 @@ import os
 from pathlib import Path
 from typing import Iterable
 
-from recipe.eval.benchmarks.agentic import ExecutionUnavailable
 from recipe.eval.backends.base import Backend
+from recipe.eval.benchmarks.agentic import ExecutionUnavailable
+from recipe.eval.benchmarks.registry import Suite, get_suite
 from recipe.eval.harness import evaluate_suite
 from recipe.eval.sampling import SamplingParams
 from recipe.eval.sources import SourceUnavailable, load_rows
-from recipe.eval.benchmarks.registry import Suite, get_suite
 from recipe.rewards import nltk_data
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]

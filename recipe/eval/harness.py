@@ -18,9 +18,9 @@ from statistics import mean
 from typing import Any, Iterable
 
 from recipe.eval.backends.base import Backend, Generation, Job
+from recipe.eval.benchmarks.registry import Suite, Verdict
 from recipe.eval.metrics import avg_at_k, pass_at_ks
 from recipe.eval.sampling import SamplingParams
-from recipe.eval.benchmarks.registry import Suite, Verdict
 
 SAMPLES, ITEMS, RESULTS = "samples.jsonl", "items.jsonl", "results.json"
 _IDENTITY_KEYS = ("backend", "model", "model_sha256", "model_revision", "endpoint")

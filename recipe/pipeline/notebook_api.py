@@ -12,8 +12,8 @@ import pandas as pd
 from recipe.domains.data_phase import prepare_data
 from recipe.pipeline.params import as_list
 from recipe.pipeline.report import report_rows
-from recipe.runs.run_init import open_or_init_run, open_run
 from recipe.runs.layout import DATA_PHASE, RunDir
+from recipe.runs.run_init import open_or_init_run, open_run
 
 # torch/transformers (stage_runner) and matplotlib (plots) are imported inside the functions that need them, so
 # the data and report notebooks start a few seconds faster.

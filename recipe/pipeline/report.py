@@ -19,9 +19,9 @@ from rich.console import Console
 from rich.table import Table
 
 from recipe.console_tables import print_table
-from recipe.validation.samples import read_samples, samples_path
 from recipe.runs.layout import RunDir, file_stamp, read_json
 from recipe.stats import item_means, paired_bootstrap_delta
+from recipe.validation.samples import read_samples, samples_path
 
 
 def score_table(run: RunDir) -> tuple[list[str], list[tuple[str, dict[str, float]]]]:

@@ -14,9 +14,9 @@ from recipe.config import load_config
 from recipe.config.schema import STAGE_PLAN
 from recipe.pipeline.kernel import SharedKernel, register_shared_kernel_engine
 from recipe.pipeline.report import print_report
-from recipe.runs.run_init import check_run_matches, default_run_id, init_run, open_or_init_run
 from recipe.pipeline.stage_inputs import StageNotImplemented, check_runnable, stage_inputs
 from recipe.runs.layout import DATA_PHASE, REPORT_PHASE, RunDir, write_json_atomic
+from recipe.runs.run_init import check_run_matches, default_run_id, init_run, open_or_init_run
 
 # Training code (torch, transformers: ~5 s to import) is imported where it runs: in the notebook kernel, or in this
 # process for --no-notebooks. Through the notebooks this process only orchestrates, so the kernel starts at once.

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from recipe.config.schema import STAGE_PLAN, RecipeConfig
 from recipe.runs.hashing import sha256_dir, sha256_obj
-from recipe.runs.teachers import resolve_teachers, selection_domains
 from recipe.runs.layout import DATA_PHASE, RunDir
+from recipe.runs.teachers import resolve_teachers, selection_domains
 
 
 class StageNotImplemented(RuntimeError):

@@ -6,8 +6,8 @@ each domain to a slot:
 - ``select:<stage>,<stage>``: ONE teacher for every domain routed to this same slot (the paper's multi-domain
   teacher for IF, MCQA, tool calls, structured output). Candidates are those stages' final checkpoints and their
   intermediate ones (``<stage>.teacher_candidate_every``), each validated on the *selection* split on all the
-  group's domains (``recipe.pipeline.teacher_validation``, after the stage trains); the pick has the highest average over the
-  group's domains (ties keep the earlier candidate);
+  group's domains (``recipe.pipeline.teacher_validation``, after the stage trains); the pick has the highest
+  average over the group's domains (ties keep the earlier candidate);
 - ``best``: the domain's best *report-split* checkpoint so far (``best_so_far`` in teachers.json; the old
   "best per domain" option); ``best_of:<stage>,<stage>``: the best of those stages for that domain (scores.json);
 - ``branch:<name>``: a side-branch checkpoint given on the cluster backend.
@@ -102,8 +102,8 @@ def selection_domains(routing: dict[str, str], stage: str, names: list[str]) -> 
 def record_selection(run: RunDir, stage: str, cands: dict[str, dict]) -> dict:
     """Store a stage's teacher candidates scored on the selection split: ``{name: {"step", "checkpoint",
     "scores": {domain: {"score", "ci_low", "ci_high", "n"}}}}`` (name ``final`` or ``step_NNNNNN``). The local
-    backend calls it from ``recipe.pipeline.teacher_validation``; a cluster backend calls it with its own validation results,
-    which must cover every domain of the stage's select groups (paper scale: all of IF, MCQA, tools, JSON)."""
+    backend calls it from ``recipe.pipeline.teacher_validation``; a cluster backend calls it with its own validation
+    results, which must cover every domain of the stage's select groups (paper scale: all of IF, MCQA, tools, JSON)."""
     bad = [n for n, c in cands.items() if not {"step", "checkpoint", "scores"} <= set(c)]
     if bad:
         raise ValueError(f"{stage}: teacher candidates {bad} need step, checkpoint and scores")

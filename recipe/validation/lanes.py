@@ -11,8 +11,8 @@ after its domain; the caller is left with the state after the last domain, as in
 in process the rows are bit-identical (``tests/test_validation_lanes.py``); with two, float rounding differs as
 between any two two-thread runs.
 
-The workers (``evaluation.lanes`` of them, ``python -m recipe.validation.lanes``) start on first use and stay for the life
-of the process: one ``recipe run`` kernel pays their start-up (importing torch and transformers) once. A worker
+The workers (``evaluation.lanes`` of them, ``python -m recipe.validation.lanes``) start on first use and stay for the
+life of the process: one ``recipe run`` kernel pays their start-up (importing torch and transformers) once. A worker
 builds the model from its config once per architecture and loads the weights sent with every domain (~1 MB for the
 tiny model). A worker that fails reports its traceback; one that dies is named with its exit code; either way the
 lanes restart at the next validation.

@@ -10,8 +10,8 @@ mode, with a 95% CI on every score and every sample kept.
   judge's verdict against the prompt's fixed baseline response (win 1, tie 0.5, loss 0), so the domain score is
   the win rate against the baselines.
 - ``validate_samples`` returns one row per response: domain, item id, sample index, response, reward (what
-  ``recipe.validation.samples`` writes as JSONL); ``summarize`` turns rows into ``{domain: {score, ci_low, ci_high, n}}``
-  in %, n = prompts (``recipe.stats.mean_ci`` over per-prompt means).
+  ``recipe.validation.samples`` writes as JSONL); ``summarize`` turns rows into
+  ``{domain: {score, ci_low, ci_high, n}}`` in %, n = prompts (``recipe.stats.mean_ci`` over per-prompt means).
 """
 from __future__ import annotations
 

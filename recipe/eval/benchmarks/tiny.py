@@ -4,8 +4,8 @@ training (``recipe.rewards``), so ``recipe eval`` on them agrees with validation
 validation split (``recipe.domains.data_phase.load_splits``)."""
 from __future__ import annotations
 
-from recipe.eval.sampling import SamplingParams
 from recipe.eval.benchmarks.registry import RowError, Suite, register_family, register_suite
+from recipe.eval.sampling import SamplingParams
 from recipe.eval.thinking import parse_mode
 from recipe.rewards.extract import BadResponse
 
