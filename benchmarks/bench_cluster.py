@@ -17,8 +17,8 @@ from recipe.cluster.render import render_cascade
 from recipe.cluster.status import collect
 from recipe.cluster.validate import check_render
 from recipe.config import STAGE_PLAN, load_config
-from recipe.pipeline.teachers import record_scores
 from recipe.runs.layout import RunDir
+from recipe.runs.teachers import record_scores
 
 
 def main() -> None:

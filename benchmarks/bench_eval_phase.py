@@ -21,7 +21,7 @@ def main() -> None:
     import torch
 
     from recipe.eval.run_phase import run_eval_phase
-    from recipe.pipeline.run_init import open_run
+    from recipe.runs.run_init import open_run
     torch.set_num_threads(1)
     run, cfg = open_run(a.run_id)
     out = run.path / "eval" / a.stage

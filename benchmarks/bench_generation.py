@@ -47,9 +47,9 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=32, help="vLLM requests in flight")
     ap.add_argument("--start-timeout", type=float, default=900, help="seconds for the server to become healthy")
     a = ap.parse_args()
-    from recipe.eval.backends import Job
-    from recipe.eval.hf_backend import HFBackend
-    from recipe.eval.openai_client import OpenAIChatClient
+    from recipe.eval.backends.base import Job
+    from recipe.eval.backends.hf import HFBackend
+    from recipe.eval.backends.openai_client import OpenAIChatClient
     from recipe.eval.sampling import SamplingParams
     from recipe.model.gguf_import import import_gguf
     from recipe.serve.vllm_server import VLLMServer

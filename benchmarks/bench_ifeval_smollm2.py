@@ -18,8 +18,8 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from recipe.eval.published_ifeval import (backend_agreement, card_metric, hf_by_greedy_check, ifeval_rows, ifeval_sampling,
-                                          read_items, score_cached_prefix, settings_table, versus_card)
+from recipe.eval.report.published_ifeval import (backend_agreement, card_metric, hf_by_greedy_check, ifeval_rows,
+                                                 ifeval_sampling, read_items, score_cached_prefix, settings_table, versus_card)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -33,7 +33,7 @@ def run_backend(kind: str, folder: Path, out: Path, limit: int | None, concurren
     kw = dict(out=out / kind, profile="paper", limit=limit, k=s.k, temperature=s.temperature, top_p=s.top_p,
               max_tokens=s.max_tokens, thinking=s.thinking, seed=s.seed, progress=lambda j, g: bar.update())
     if kind == "vllm":
-        from recipe.eval.openai_client import OpenAIChatClient
+        from recipe.eval.backends.openai_client import OpenAIChatClient
         from recipe.serve.vllm_server import VLLMServer
         # a fixed port: the endpoint is part of the sample cache key, so a re-run resumes
         with VLLMServer(folder, served_name="smollm2", max_model_len=4096, port=port, kv_cache_gib=kv_gib,
@@ -44,7 +44,7 @@ def run_backend(kind: str, folder: Path, out: Path, limit: int | None, concurren
                                       serving=server.settings())
             res = evaluate(["ifeval"], backend=client, **kw)["ifeval"]
     else:
-        from recipe.eval.hf_backend import HFBackend
+        from recipe.eval.backends.hf import HFBackend
         res = evaluate(["ifeval"], backend=HFBackend(folder, batch_size=16), **kw)["ifeval"]
     bar.close()
     if "unavailable" in res:

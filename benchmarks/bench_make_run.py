@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 def profile_stage(runs: Path, run_id: str, stage: str, top: int = 25) -> str:
     """cProfile of one re-run of ``stage`` in this process; returns the top functions by self time."""
     os.environ["RECIPE_RUNS_DIR"] = str(runs)
-    from recipe.pipeline.run_init import open_run
+    from recipe.runs.run_init import open_run
     from recipe.pipeline.stage_runner import run_stage
     run, cfg = open_run(run_id)
     prof = cProfile.Profile()

@@ -33,8 +33,8 @@ sys.path.insert(0, str(ROOT))
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
+from recipe.eval.benchmarks.registry import get_suite  # noqa: E402
 from recipe.eval.sources import read_rows  # noqa: E402
-from recipe.eval.suites import get_suite  # noqa: E402
 from recipe.eval.thinking import thinking_flag  # noqa: E402
 
 DATA = {"aime25": ("aime25/test.txt", "expected_answer"), "hmmt_feb25": ("hmmt_feb25/hmmt_feb25.jsonl", "answer"),

@@ -38,10 +38,10 @@ def main() -> None:
     import torch
 
     from recipe.config import load_config
-    from recipe.eval.validate import validate_samples
+    from recipe.validation.validate import validate_samples
     from recipe.model import load_checkpoint
-    from recipe.pipeline.data_phase import load_splits
-    from recipe.pipeline.teachers import resolve_teachers
+    from recipe.domains.data_phase import load_splits
+    from recipe.runs.teachers import resolve_teachers
     from recipe.runs import RunDir
     from recipe.stats.intervals import item_means, mean_ci, paired_bootstrap_delta
     from recipe.train.context import StageContext

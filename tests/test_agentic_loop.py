@@ -2,7 +2,7 @@
 a good episode earns reward 1 from the hidden tests, a malformed turn ends the episode with reward 0."""
 import torch
 
-from recipe.model.chat_template import render_chat
+from recipe.model.chat_render import render_chat
 from recipe.train import agentic, rollout
 
 REPO = {"name": "swe_patch", "files": {"m.py": "def a(x):\n    return x - 1\n"}, "path": "m.py",

@@ -4,7 +4,7 @@ import pytest
 
 from recipe.config import load_config
 from recipe.domains import build_tiny_splits
-from recipe.model.chat_template import render_chat
+from recipe.model.chat_render import render_chat
 from recipe.rewards import verify_batch
 
 NEW = ["long_context", "code", "swe", "swe_agentic"]

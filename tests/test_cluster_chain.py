@@ -111,7 +111,7 @@ def test_resume_and_range(fake, tmp_path):
 
 
 def test_selection_job_reads_stage_outputs_and_links_teachers(fake):
-    from recipe.pipeline.teachers import record_scores
+    from recipe.runs.teachers import record_scores
 
     cfg = load_config("paper", overrides=OVERRIDES)
     run = RunDir.for_id("sel")

@@ -53,9 +53,9 @@ def test_paper_curate_writes_the_layout_render_reads(tmp_path):
 def test_rows_built_from_scratch_name_agents_the_renderer_routes():
     """Curation names agents for rows it builds itself; they must be agents the pinned Gym has and the cluster stage
     serves (before: rlhf rows got the non-existent genrm_compare_agent)."""
-    from recipe.cluster import gym
     from recipe.data.formats.nemo_gym import AGENT_FOR_DOMAIN
+    from recipe.data.gym_envs import agent_for
 
     for domain in ("math", "instruction_following", "mcqa", "workplace_tools", "structured_output", "code", "rlhf"):
-        assert AGENT_FOR_DOMAIN[domain] == gym.agent_for(domain), domain
-    assert AGENT_FOR_DOMAIN["swe"] == gym.agent_for("swe", phase="agentic")
+        assert AGENT_FOR_DOMAIN[domain] == agent_for(domain), domain
+    assert AGENT_FOR_DOMAIN["swe"] == agent_for("swe", phase="agentic")

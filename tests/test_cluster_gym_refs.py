@@ -13,6 +13,7 @@ from recipe.cluster.nrl_yaml import load_yaml, resolve
 from recipe.cluster.render import render_stage
 from recipe.cluster.validate import gym_problems
 from recipe.config import load_config
+from recipe.data.gym_envs import DOMAIN_GYM, PHASE_GYM
 from recipe.runs.layout import RunDir
 
 HUB_DL = "hub.download_dir=" + str(__import__("pathlib").Path(__file__).parent / "fixtures/cluster/hub_downloads")
@@ -77,7 +78,7 @@ def test_a_dangling_reference_fails(gym_jobs):
 
 
 def test_parser_rules_beyond_references():
-    base = {"config_paths": [gym.VLLM_FOR_TRAINING, gym.DOMAIN_GYM["math"].config_path]}
+    base = {"config_paths": [gym.VLLM_FOR_TRAINING, DOMAIN_GYM["math"].config_path]}
     assert gym_refs.problems(base, PINNED) == []
     # a config path the pinned Gym does not have
     assert "not a config of NeMo-Gym" in gym_refs.problems({"config_paths": ["resources_servers/x/configs/x.yaml"]},
@@ -92,7 +93,7 @@ def test_parser_rules_beyond_references():
     p = gym_refs.problems({**base, "r": {"resources_servers": {"x": {"entrypoint": "app.py"}}}}, PINNED)
     assert p == ["'r' looks like a server but a resources server needs a domain (AlmostServerError)"]
     # Gym's mandatory values left unset
-    swe = {"config_paths": [gym.VLLM_FOR_TRAINING, gym.PHASE_GYM["agentic"]["swe"].config_path]}
+    swe = {"config_paths": [gym.VLLM_FOR_TRAINING, PHASE_GYM["agentic"]["swe"].config_path]}
     p = gym_refs.problems(swe, PINNED)
     assert sorted(x.split(":")[0] for x in p) == sorted(
         f"{i}.responses_api_agents.swe_agents.{k}" for i in ("swe_agents_train", "swe_agents_val")

@@ -16,8 +16,8 @@ import pytest
 
 from recipe.cluster import keymap
 from recipe.cluster.lock import UnpinnedError
-from recipe.cluster.provenance import DirtyTreeError
 from recipe.cluster.nrl_yaml import flatten_keys, get_path, load_yaml
+from recipe.cluster.provenance import DirtyTreeError
 from recipe.cluster.release import ReleaseTree
 from recipe.cluster.render import render_cascade, render_stage
 from recipe.cluster.validate import config_diff_text, load_rendered, release_keys, unknown_keys, value_mismatches
@@ -43,12 +43,12 @@ def tree(shared_dir):
     return ReleaseTree.find(shared_dir / "fixtures/nemo_rl_configs/v0.7.0")
 
 
-from recipe.pipeline.teachers import record_selection  # noqa: E402
+from recipe.runs.teachers import record_selection  # noqa: E402
 
 
 def _finish(run: RunDir, stage: str, scores: dict[str, float]) -> None:
     """What `recipe cluster status` records once a stage's HF checkpoint exists (manifest done, scores)."""
-    from recipe.pipeline.teachers import record_scores
+    from recipe.runs.teachers import record_scores
 
     m = run.read_manifest(stage) or {}
     run.write_manifest(stage, {**m, "status": "done"})
@@ -402,7 +402,7 @@ def test_bad_mopd_layout_refused(tmp_path):
     run = RunDir(tmp_path / "m")
     for s in ("sft", "if_rl", "multi_domain_rl", "rlhf_branch"):
         run.write_manifest(s, {"status": "done"})
-    from recipe.pipeline.teachers import record_scores
+    from recipe.runs.teachers import record_scores
     record_scores(run, "if_rl", {d: 0.5 for d in ("instruction_following", "mcqa", "workplace_tools", "structured_output")})
     for s in ("if_rl", "multi_domain_rl"):
         record_selection(run, s, {"final": {"step": 1, "checkpoint": str(run.checkpoint_dir(s)), "scores": {

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from recipe.cluster import gym
 from recipe.cluster.nrl_yaml import dump_yaml, load_yaml
 from recipe.cluster.release import RELEASE_CONFIGS, ReleaseTree
 from recipe.cluster.render import render_cascade, render_stage
 from recipe.cluster.validate import check_file, check_render, type_problems
 from recipe.config import STAGE_PLAN, load_config
+from recipe.data.gym_envs import agent_for
 from recipe.runs.layout import RunDir
 
 HUB_DL = "hub.download_dir=" + str(__import__("pathlib").Path(__file__).parent / "fixtures/cluster/hub_downloads")  # stand-in released tokenizer download
@@ -35,7 +35,7 @@ def paper():
 
 @pytest.fixture(scope="module")
 def rendered(paper, tmp_path_factory):
-    from recipe.pipeline.teachers import record_selection
+    from recipe.runs.teachers import record_selection
 
     run = RunDir(tmp_path_factory.mktemp("v") / "run")
     out = {}
@@ -129,7 +129,7 @@ def test_rlhf_uses_genrm_simple_agent_and_sets_genrm_model_name(rendered, paper)
         genrm = ng["genrm_model"]["responses_api_models"]["genrm_model"]
         assert genrm["vllm_serve_kwargs"]["tensor_parallel_size"] == 8
         assert genrm["uses_reasoning_parser"] is True and genrm["vllm_serve_kwargs"]["reasoning_parser"] == "deepseek_r1"
-        assert gym.agent_for("rlhf") == "genrm_simple_agent"
+        assert agent_for("rlhf") == "genrm_simple_agent"
 
 
 def test_swe_agentic_sets_container_formatter_and_dataset_paths(rendered, paper, tmp_path):
@@ -212,7 +212,7 @@ def test_validator_catches_each_gym_wiring_mistake(rendered, tree, tmp_path):
 
 def test_mopd_refuses_rows_for_the_old_pass_through_agent(paper, tmp_path):
     """RLHF rows prepared for rlhf_opd_simple_agent (a Gym-branch agent) cannot be routed at the pinned Gym."""
-    from recipe.pipeline.teachers import record_selection
+    from recipe.runs.teachers import record_selection
 
     run = RunDir(tmp_path / "m")
     for s in ("sft", "if_rl", "multi_domain_rl", "rlhf_branch"):

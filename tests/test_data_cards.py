@@ -33,7 +33,8 @@ import re  # noqa: E402
 
 from huggingface_hub import DatasetCardData  # noqa: E402
 
-from recipe.data.cards import CARD_SECTIONS, tiny_domains_card_for  # noqa: E402
+from recipe.data.cards import CARD_SECTIONS  # noqa: E402
+from recipe.domains.data_phase import tiny_domains_card_for  # noqa: E402
 
 # configs / tags / license_name / license_link are Hub card keys that DatasetCardData keeps as extra kwargs
 EXTRA_KEYS = {"configs", "tags", "license_name", "license_link"}
@@ -70,7 +71,7 @@ def test_tiny_domains_card_is_the_generated_truth(project_root):
     path = project_root / "data_cards" / "tiny_domains" / "README.md"
     text = path.read_text(encoding="utf-8")
     assert text == tiny_domains_card_for(load_config("tiny")), (
-        f"{path} is stale: python -c \"from recipe.config import load_config; from recipe.data.cards import "
+        f"{path} is stale: python -c \"from recipe.config import load_config; from recipe.domains.data_phase import "
         f"tiny_domains_card_for as f; print(f(load_config('tiny')), end='')\" > {path}")
     card = DatasetCard(text)
     assert card.data.license == "apache-2.0" and card.data.source_datasets == ["original"]
@@ -87,7 +88,7 @@ def test_tiny_domains_card_is_the_generated_truth(project_root):
 def test_data_phase_writes_the_card_and_its_data_files_exist(tmp_path):
     from datasets import load_dataset
 
-    from recipe.pipeline.data_phase import prepare_data
+    from recipe.domains.data_phase import prepare_data
     from recipe.runs import RunDir
     cfg = load_config("tiny", ["domains.tiny.train_items=30", "domains.tiny.val_items=5",
                                "domains.tiny.selection_items=4"])

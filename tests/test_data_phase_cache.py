@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from recipe.config import load_config
-from recipe.pipeline import data_phase
-from recipe.pipeline.data_phase import load_splits, prepare_data
+from recipe.domains import data_phase
+from recipe.domains.data_phase import load_splits, prepare_data
 from recipe.runs import RunDir
 from recipe.runs.layout import write_text_atomic
 

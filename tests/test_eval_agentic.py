@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from recipe.eval import agentic_suites
+from recipe.eval.benchmarks import agentic
+from recipe.eval.benchmarks.registry import get_suite
 from recipe.eval.sources import read_rows
-from recipe.eval.suites import get_suite
 
 LB_ROW = {"_id": "lb1", "domain": "Single-Document QA", "sub_domain": "x", "difficulty": "hard", "length": "short",
           "context": "The vault code is 4721. " * 50, "question": "What is the vault code?", "choice_A": "1274",
@@ -28,17 +28,17 @@ def test_swebench_patch_checked_here_execution_needs_containers(shared_dir):
     s = get_suite("swebench_verified")
     row = rows[0]
     gold = f"Here is the fix:\n```diff\n{row['patch']}```"
-    assert agentic_suites.patch_problems(agentic_suites.extract_patch(gold)) == []
-    with pytest.raises(agentic_suites.ExecutionUnavailable, match="container"):
+    assert agentic.patch_problems(agentic.extract_patch(gold)) == []
+    with pytest.raises(agentic.ExecutionUnavailable, match="container"):
         s.score(row, gold, False)
     head, sep, rest = row["patch"].partition("\n@@ ")
     hunk_header, nl, body = rest.partition("\n")
     broken = head + sep + hunk_header + nl + "+one line the header does not count\n" + body
     assert s.score(row, f"```diff\n{broken}```", False)["reason"] == "malformed_patch"
     assert s.score(row, "I could not fix it.", False)["no_answer"]
-    agentic_suites.set_swebench_executor(lambda r, p: {"resolved": p.strip() == r["patch"].strip()})
+    agentic.set_swebench_executor(lambda r, p: {"resolved": p.strip() == r["patch"].strip()})
     try:
         assert s.score(row, gold, False)["score"] == 1.0
     finally:
-        agentic_suites.set_swebench_executor(None)
+        agentic.set_swebench_executor(None)
     assert "per-instance containers" in s.execution

@@ -8,10 +8,10 @@ import re
 
 import pytest
 
-from recipe.eval import arena_hard
+from recipe.eval.benchmarks import arena_hard
+from recipe.eval.benchmarks.registry import RowError, get_suite
 from recipe.eval.harness import summarize_verdicts
 from recipe.eval.sources import read_rows
-from recipe.eval.suites import RowError, get_suite
 
 MARK = "GOODANSWER"
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -14,10 +15,10 @@ import time
 import pytest
 
 from _tiny_checkpoint import build_tiny_checkpoint
-from recipe.eval.backends import Job
-from recipe.eval.openai_client import OpenAIChatClient
+from recipe.eval.backends.base import Job
+from recipe.eval.backends.openai_client import OpenAIChatClient
+from recipe.eval.benchmarks.registry import get_suite
 from recipe.eval.sampling import SamplingParams
-from recipe.eval.suites import get_suite
 
 pytestmark = pytest.mark.slow
 
@@ -90,29 +91,83 @@ def test_retries_with_backoff_then_gives_up_and_timeouts_apply(server):
     assert g.error and "Timeout" in g.error and g.attempts == 2
 
 
+# Runs `recipe eval` in this process with the harness's progress callback counting cached samples: after the N-th
+# is written and flushed it says so on stdout and blocks, so the test kills the process at that exact point.
+_PAUSING_EVAL = """
+import sys
+
+import recipe.eval.api as api
+from recipe.cli import main
+
+stop_after, argv = int(sys.argv[1]), sys.argv[2:]
+evaluate = api.evaluate
+
+
+def pausing_evaluate(*args, **kw):
+    cached = 0
+
+    def progress(job, generation):
+        nonlocal cached
+        cached += 1
+        if cached == stop_after:
+            print(f"cached {cached}", flush=True)
+            sys.stdin.read()  # blocks: the test kills this process here
+
+    return evaluate(*args, progress=progress, **kw)
+
+
+api.evaluate = pausing_evaluate
+sys.argv = ["recipe", *argv]
+main()
+"""
+
+
+def _wait_for_line(proc, marker: str, stderr_path, timeout_s: float = 300) -> None:
+    """Read the child's stdout until ``marker`` (a safety timeout only: the child announces the point itself)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        ready, _, _ = select.select([proc.stdout], [], [], max(0.0, deadline - time.monotonic()))
+        assert ready, f"no {marker!r} within {timeout_s} s: {stderr_path.read_text()[-2000:]}"
+        line = proc.stdout.readline()
+        assert line, f"eval exited ({proc.wait()}) before {marker!r}: {stderr_path.read_text()[-2000:]}"
+        if line.strip() == marker:
+            return
+
+
 def test_killed_eval_resumes_from_cached_samples(server, tmp_path, shared_dir):
     url, model = server
     out = tmp_path / "ev"
-    cmd = [sys.executable, "-m", "recipe.cli", "eval", "--suite", "aime25", "--endpoint", url, "--model", model,
-           "--server", "standard", "--limit", "12", "-k", "4", "--max-tokens", "8", "--concurrency", "1",
-           "--out", str(out)]
+    args = ["eval", "--suite", "aime25", "--endpoint", url, "--model", model, "--server", "standard", "--limit", "12",
+            "-k", "4", "--max-tokens", "8", "--concurrency", "1", "--out", str(out)]
     env = dict(os.environ, OMP_NUM_THREADS="1")
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    driver = tmp_path / "pausing_eval.py"
+    driver.write_text(_PAUSING_EVAL)
+    stop_after = 3
+    with open(tmp_path / "killed.err", "w") as err:
+        proc = subprocess.Popen([sys.executable, str(driver), str(stop_after), *args], env=env, text=True,
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err)
+        try:
+            _wait_for_line(proc, f"cached {stop_after}", tmp_path / "killed.err")
+            assert proc.poll() is None
+        finally:
+            proc.kill()
+            proc.wait()
+            proc.stdin.close()
+            proc.stdout.close()
+    assert proc.returncode == -signal.SIGKILL
     samples = out / "aime25" / "samples.jsonl"
-    deadline = time.monotonic() + 120
-    while not (samples.exists() and len(samples.read_text().splitlines()) >= 3):
-        assert proc.poll() is None and time.monotonic() < deadline, "eval ended before it could be killed"
-        time.sleep(0.05)
-    proc.kill()
-    proc.wait()
-    done_before = len([x for x in samples.read_text().split("\n") if x.strip()])
-    assert 3 <= done_before < 48  # 12 problems x k=4: enough requests that a loaded machine still kills mid-run
-    res = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    cached = [json.loads(x) for x in samples.read_text().splitlines()]
+    assert len(cached) == stop_after and not (out / "aime25" / "results.json").exists()
+    res = subprocess.run([sys.executable, "-m", "recipe.cli", *args], env=env, capture_output=True, text=True,
+                         timeout=300)
     assert res.returncode == 0, res.stderr
     r = json.loads((out / "aime25" / "results.json").read_text())
     assert r["complete"] and r["n"] == 12 and r["k"] == 4
-    assert r["generation"]["reused_from_cache"] >= done_before - 1  # a line torn by the kill is regenerated
-    assert r["generation"]["reused_from_cache"] + r["generation"]["generated"] == 48
+    # the killed run's samples are reused, not generated again: 12 problems x k=4 = 48 in all
+    assert r["generation"]["reused_from_cache"] == stop_after and r["generation"]["generated"] == 48 - stop_after
+    lines = [json.loads(x) for x in samples.read_text().splitlines()]
+    assert lines[:stop_after] == cached and len(lines) == 48
+    assert len({(x["item_id"], x["sample"]) for x in lines}) == 48
     s = r["settings"]
     assert s["backend"] == "openai_chat" and s["model"] == model and s["sampling"]["top_k"] == -1
     assert s["source"]["via"] == "mirror" and s["source"]["limit"] == 12 and s["scorer"] == f"aime25@{get_suite('aime25').scorer_version}"

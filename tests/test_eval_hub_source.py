@@ -11,8 +11,8 @@ import pytest
 from hub_server.env import use_loopback_hub
 from hub_server.fixtures import HubServer
 from recipe.config.benchmarks_section import BenchmarkSource
+from recipe.eval.benchmarks.registry import get_suite
 from recipe.eval.sources import SourceUnavailable, load_rows, read_rows
-from recipe.eval.suites import get_suite
 
 
 @pytest.fixture(scope="module")

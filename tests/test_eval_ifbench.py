@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from recipe.eval.benchmarks.registry import get_suite
 from recipe.eval.sources import read_rows
-from recipe.eval.suites import get_suite
 from recipe.rewards.reference_if import registry
 
 

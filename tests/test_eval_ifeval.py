@@ -9,9 +9,9 @@ import json
 
 import pytest
 
+from recipe.eval.benchmarks.registry import RowError, get_suite
 from recipe.eval.harness import summarize_verdicts
 from recipe.eval.sources import read_rows
-from recipe.eval.suites import RowError, get_suite
 
 
 def test_gpt4_reference_responses_match_the_published_ifeval_numbers(shared_dir):

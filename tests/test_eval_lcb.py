@@ -10,8 +10,8 @@ import zlib
 
 import pytest
 
+from recipe.eval.benchmarks.registry import RowError, get_suite
 from recipe.eval.harness import summarize_verdicts
-from recipe.eval.suites import RowError, get_suite
 from recipe.sandbox import probe
 
 pytestmark = pytest.mark.skipif(not probe()["available"],

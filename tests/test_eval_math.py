@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from recipe.eval.benchmarks.registry import get_suite
 from recipe.eval.sources import read_rows
-from recipe.eval.suites import get_suite
 
 
 def _rows(shared_dir, name):

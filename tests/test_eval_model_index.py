@@ -5,12 +5,12 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from _tiny_checkpoint import build_tiny_checkpoint
+from recipe.eval.backends.hf import HFBackend
+from recipe.eval.benchmarks.registry import get_suite
 from recipe.eval.harness import evaluate_suite
-from recipe.eval.hf_backend import HFBackend
-from recipe.eval.model_index import eval_results_for_card
 from recipe.eval.sampling import SamplingParams
 from recipe.eval.sources import read_rows
-from recipe.eval.suites import get_suite
+from recipe.hub.model_index import eval_results_for_card
 
 
 def test_model_index_entries_carry_value_and_settings(tmp_path, shared_dir):

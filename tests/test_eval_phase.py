@@ -14,18 +14,18 @@ pytestmark = pytest.mark.slow
 
 def test_eval_phase_scores_tiny_suites_and_real_slice(tmp_path, monkeypatch, shared_dir):
     monkeypatch.setenv("RECIPE_RUNS_DIR", str(tmp_path / "runs"))
-    from recipe.eval.model_index import eval_results_for_card
+    from recipe.hub.model_index import eval_results_for_card
     from recipe.eval.run_phase import run_eval_phase
     from recipe.pipeline.runner import run_pipeline
     # code answers need more tokens than the phase's cap: the tiny suite gets the domain's validation cap
     run = run_pipeline(profile="tiny", run_id="ev", overrides=[*FAST, "evaluation.max_new_tokens_per_domain={code: 48}"],
                        until="sft", via_notebooks=False)
-    from recipe.pipeline.run_init import open_run
+    from recipe.runs.run_init import open_run
     _, cfg = open_run("ev")
     summary = json.loads((run.path / "eval" / "sft" / "summary.json").read_text())
     suites = summary["suites"]
     assert {f"tiny_{d}" for d in cfg.domains.names} <= set(suites)
-    from recipe.pipeline.data_phase import load_splits
+    from recipe.domains.data_phase import load_splits
     val = {d: min(64, len(v["val"])) for d, v in load_splits(run, cfg).items()}  # tiny_limit 64
     assert {d: suites[f"tiny_{d}"]["n"] for d in cfg.domains.names} == {d: val[d] for d in cfg.domains.names}
     assert suites["aime25"]["n"] == 4 and suites["ifeval"]["n"] == 8

@@ -7,9 +7,9 @@ import socket
 
 import pytest
 
-from recipe.eval.backends import Generation, Job
+from recipe.eval.backends.base import Generation, Job
+from recipe.eval.backends.openai_client import EndpointUnavailable, OpenAIChatClient, parse_completion
 from recipe.eval.harness import generation_fingerprint
-from recipe.eval.openai_client import EndpointUnavailable, OpenAIChatClient, parse_completion
 from recipe.eval.sampling import SamplingParams
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from recipe.eval.benchmarks.registry import get_suite
 from recipe.eval.olympiad.imo_answer import grade_response
-from recipe.eval.suites import get_suite
 from recipe.eval.thinking import thinking_flag
 
 ROW = {"id": "aime25-0", "problem": "What is 7 * 10?", "expected_answer": "70"}
@@ -118,7 +118,7 @@ def test_instruction_following_modes(flag, expect):
     """IFEval under the three modes: a closed think block holding capitals is removed in auto and on, and stays part
     of the checked text in off (generated without thinking: the whole text is the answer, as the official driver
     checks it)."""
-    from recipe.eval.ifeval_suites import score_instructions
+    from recipe.eval.benchmarks.ifeval import score_instructions
     row = {"key": 1, "prompt": "answer in lowercase", "instruction_id_list": ["change_case:english_lowercase"],
            "kwargs": [{}]}
     v = score_instructions(row, "<think>PLAN IN CAPITALS</think>all lowercase here.", flag)

@@ -51,9 +51,9 @@ def test_recipe_eval_cli_against_real_vllm(server, tmp_path, shared_dir):
 
 
 def test_greedy_completions_identical_hf_and_vllm(server):
-    from recipe.eval.backends import Job
-    from recipe.eval.hf_backend import HFBackend
-    from recipe.eval.openai_client import OpenAIChatClient
+    from recipe.eval.backends.base import Job
+    from recipe.eval.backends.hf import HFBackend
+    from recipe.eval.backends.openai_client import OpenAIChatClient
     from recipe.eval.sampling import SamplingParams
     s = SamplingParams(temperature=0.0, top_p=1.0, max_tokens=40, thinking=False)
     jobs = [Job(f"p{i}", 0, [{"role": "user", "content": p}]) for i, p in enumerate(PROMPTS)]
@@ -69,7 +69,7 @@ def test_greedy_completions_identical_hf_and_vllm(server):
 
 def test_eval_resumes_after_the_server_is_killed_mid_run(server, tmp_path, shared_dir):
     from recipe.eval.api import evaluate
-    from recipe.eval.openai_client import EndpointUnavailable, OpenAIChatClient
+    from recipe.eval.backends.openai_client import EndpointUnavailable, OpenAIChatClient
     kill_after = 3
     out = tmp_path / "ev"
     kw = dict(out=out, profile="paper", limit=12, k=1, temperature=0.0, top_p=1.0, max_tokens=24, thinking=False)

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from recipe.eval.samples import samples_path, write_samples
 from recipe.pipeline.evidence import DeltaTarget, TeacherMatchTarget, evidence_rows
 from recipe.runs import RunDir
 from recipe.runs.layout import write_json_atomic
+from recipe.validation.samples import samples_path, write_samples
 
 
 def _run(tmp_path, name, before, after, teacher):

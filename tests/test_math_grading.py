@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from recipe.eval.math_grading import equivalent, final_boxed
-from recipe.eval.math_suites import score_math
+from recipe.eval.benchmarks.math import score_math
+from recipe.eval.benchmarks.math_grading import equivalent, final_boxed
 
 # (gold, response, NeMo-Skills' predicted_answer, NeMo-Skills' verdict)
 REFERENCE = [

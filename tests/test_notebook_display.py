@@ -140,7 +140,7 @@ def test_tables_keep_cells_on_one_line_and_wrap_text_columns():
 
 
 def test_eval_samples_split_reasoning_and_keep_newlines(tmp_path):
-    from recipe.eval import notebook_api as ev
+    from recipe.pipeline import eval_notebook_api as ev
     suite = tmp_path / "aime25"
     suite.mkdir()
     samples = [{"score": 1.0 if i % 3 == 0 else 0.0, "extracted": str(i) if i != 5 else None,

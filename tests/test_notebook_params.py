@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from recipe.pipeline.params import as_list
-from recipe.pipeline.run_init import RunMismatch, init_run, open_or_init_run
 from recipe.runs.layout import RunDir, runs_root
+from recipe.runs.run_init import RunMismatch, init_run, open_or_init_run
 
 
 @pytest.fixture

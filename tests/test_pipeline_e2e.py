@@ -108,8 +108,8 @@ def test_all_notebooks_run_through_papermill(runs_dir, capsys):
 
 
 def test_done_stages_are_skipped_and_changed_inputs_rerun(runs_dir):
-    from recipe.pipeline.run_init import init_run
-    from recipe.pipeline.data_phase import prepare_data
+    from recipe.runs.run_init import init_run
+    from recipe.domains.data_phase import prepare_data
     from recipe.pipeline.stage_runner import run_stage
     run, cfg = init_run("tiny", "skip", FAST)
     prepare_data(run, cfg)

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from recipe.eval.published_ifeval import (MAX_NEW_TOKENS, backend_agreement, card_metric, ifeval_sampling,
+from recipe.eval.report.published_ifeval import (MAX_NEW_TOKENS, backend_agreement, card_metric, ifeval_sampling,
                                           notebook_summary, versus_card)
 
 

@@ -6,7 +6,7 @@ from pydantic import ValidationError
 
 from recipe.config.verify_section import JudgeSection, SandboxSection, VerifySection
 from recipe.rewards import verify_batch
-from recipe.rewards.judge import DeterministicRubricJudge, OpenAIPairwiseJudge
+from recipe.rewards.judge import DeterministicRubricJudge, OpenAIPairwiseJudge, judge_from_section
 
 
 @pytest.mark.parametrize("profile", ["tiny", "paper"])
@@ -17,7 +17,7 @@ def test_profiles_load_and_build(profile):
     lim = v.sandbox.limits()
     assert lim.time_limit_s == v.sandbox.time_limit_s and lim.memory_mb == v.sandbox.memory_mb
     assert lim.stdout_limit_bytes == v.sandbox.stdout_limit_kb << 10 and lim.workdir_quota_mb == v.sandbox.workdir_quota_mb
-    judge = v.judge.build()
+    judge = judge_from_section(v.judge)
     assert isinstance(judge, OpenAIPairwiseJudge if v.judge.kind == "openai" else DeterministicRubricJudge)
 
 

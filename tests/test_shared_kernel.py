@@ -105,10 +105,10 @@ def _gone(pid: int, timeout: float = 20.0) -> bool:
 def test_close_now_kills_the_kernel_and_its_forked_lanes_follow(tmp_path):
     """recipe run ends by killing its kernel (no graceful teardown to wait for); the lanes forked from it see their
     pipes close and exit."""
-    code = "from recipe.eval.lanes import prestart_lanes\nprestart_lanes(2, fork=True)"
+    code = "from recipe.validation.lanes import prestart_lanes\nprestart_lanes(2, fork=True)"
     with SharedKernel(cwd=str(tmp_path), startup_code=code) as kernel:
         kernel.start_early()
-        out = kernel.run_code("import os\nfrom recipe.eval import lanes\n"
+        out = kernel.run_code("import os\nfrom recipe.validation import lanes\n"
                               "print(os.getpid(), *[lane.proc.pid for lane in lanes._LANES])")
         pids = [int(p) for p in out.split()]
         assert len(pids) == 3

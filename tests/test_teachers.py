@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from recipe.pipeline.teachers import record_scores, resolve_teacher, resolve_teachers
 from recipe.runs import RunDir
+from recipe.runs.teachers import record_scores, resolve_teacher, resolve_teachers
 
 
 @pytest.fixture
@@ -58,7 +58,7 @@ def test_routing_slots(run):
 
 def _selection(run, stage, cands):
     """Write a stage's selection.json: {name: (step, {domain: score})} with a +-5 point CI on each score."""
-    from recipe.pipeline.teachers import selection_path
+    from recipe.runs.teachers import selection_path
     from recipe.runs.layout import write_json_atomic
     write_json_atomic(selection_path(run, stage), {
         name: {"stage": stage, "step": step, "checkpoint": f"/ck/{stage}/{name}",
@@ -67,7 +67,7 @@ def _selection(run, stage, cands):
 
 
 def test_paper_routing_one_multi_domain_teacher_by_group_average(run):
-    from recipe.pipeline.teachers import routing_record
+    from recipe.runs.teachers import routing_record
     run.write_manifest("rlhf_branch", {"status": "done"})
     group = "select:if_rl,multi_domain_rl"
     routing = {"math": "stage:sft", "chat": "stage:rlhf_branch", "instruction_following": group, "mcqa": group,
@@ -94,7 +94,7 @@ def test_paper_routing_one_multi_domain_teacher_by_group_average(run):
 
 
 def test_select_group_ties_keep_the_earlier_candidate_and_missing_scores_fail(run):
-    from recipe.pipeline.teachers import select_group
+    from recipe.runs.teachers import select_group
     _selection(run, "if_rl", {"final": (50, {"mcqa": 30, "tool_call": 30})})
     _selection(run, "multi_domain_rl", {"final": (40, {"mcqa": 40, "tool_call": 20})})
     assert select_group(run, "select:if_rl,multi_domain_rl", ["mcqa", "tool_call"])["pick"] == "if_rl@final"
@@ -108,7 +108,7 @@ def test_a_moved_run_still_finds_its_teachers(run, tmp_path):
     """teachers.json and selection.json store checkpoints relative to the run directory: a run copied to another
     disk (or shared with a colleague) resolves its teachers inside the copy, not at the old absolute path."""
     import shutil
-    from recipe.pipeline.teachers import record_selection, routing_record
+    from recipe.runs.teachers import record_selection, routing_record
     record_scores(run, "sft", {"math": 40.0, "mcqa": 10.0})
     record_scores(run, "if_rl", {"math": 50.0, "mcqa": 20.0})
     record_selection(run, "if_rl", {"final": {"step": 10, "checkpoint": str(run.checkpoint_dir("if_rl")),

@@ -1,4 +1,4 @@
-"""Validation lanes (recipe.eval.lanes): the same rows and the same random numbers as validating in process."""
+"""Validation lanes (recipe.validation.lanes): the same rows and the same random numbers as validating in process."""
 import pytest
 import torch
 
@@ -8,12 +8,12 @@ from hub_server.tiny import tiny_validation_setup
 @pytest.fixture(scope="module")
 def setup():
     yield tiny_validation_setup(n=4)
-    from recipe.eval.lanes import shutdown_lanes
+    from recipe.validation.lanes import shutdown_lanes
     shutdown_lanes()
 
 
 def _validate(setup, lanes: int, domains=None, seed: int = 5):
-    from recipe.eval.validate import validate_samples
+    from recipe.validation.validate import validate_samples
 
     cfg, splits, model, tok, ecfg = setup
     torch.manual_seed(1234)  # a state that a missing restore would leave behind
@@ -44,7 +44,7 @@ def test_a_failing_domain_names_itself_and_the_lanes_recover(setup):
     cfg, splits, model, tok, ecfg = setup
     broken = dict(splits)
     broken["math"] = {"val": [dict(r, verifier={"name": "no_such_verifier"}) for r in splits["math"]["val"]]}
-    from recipe.eval.validate import validate_samples
+    from recipe.validation.validate import validate_samples
 
     with pytest.raises(RuntimeError, match="validation of math failed in a lane worker") as e:
         validate_samples(model, tok, broken, ["mcqa", "math"], ecfg.model_copy(update={"lanes": 2}), split="val")
@@ -55,14 +55,14 @@ def test_a_failing_domain_names_itself_and_the_lanes_recover(setup):
 
 def test_a_missing_split_is_refused_before_any_lane_starts(setup):
     cfg, splits, model, tok, ecfg = setup
-    from recipe.eval.validate import validate_samples
+    from recipe.validation.validate import validate_samples
 
     with pytest.raises(KeyError, match="no 'report' split"):
         validate_samples(model, tok, splits, ["math", "mcqa"], ecfg.model_copy(update={"lanes": 2}), split="report")
 
 
 def test_a_dead_worker_is_replaced_at_the_next_validation(setup):
-    from recipe.eval import lanes
+    from recipe.validation import lanes
 
     _validate(setup, lanes=2, domains=["mcqa", "chat"])
     first = lanes._LANES[0].proc
@@ -76,12 +76,12 @@ def test_a_dead_worker_is_replaced_at_the_next_validation(setup):
 _FORKED = r"""
 import sys, torch
 sys.path.insert(0, sys.argv[1])
-from recipe.eval import lanes
+from recipe.validation import lanes
 lanes.prestart_lanes(2, fork=True)          # as recipe run's kernel: before any torch work
 procs = [lane.proc for lane in lanes._LANES]
 assert all(isinstance(p, lanes._ForkedWorker) for p in procs), procs
 from hub_server.tiny import tiny_validation_setup
-from recipe.eval.validate import validate_samples
+from recipe.validation.validate import validate_samples
 cfg, splits, model, tok, ecfg = tiny_validation_setup(n=3)
 torch.set_num_threads(1)
 laned = validate_samples(model, tok, splits, cfg.domains.names, ecfg.model_copy(update={"lanes": 2}), split="val", seed=5)

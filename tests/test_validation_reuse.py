@@ -8,10 +8,10 @@ import torch
 
 from recipe.config import load_config
 from recipe.domains import build_tiny_splits, tokenizer_corpus
-from recipe.eval.samples import write_samples
 from recipe.model import build_tiny, save_checkpoint
 from recipe.pipeline import stage_runner
-from recipe.pipeline.hashing import sha256_dir
+from recipe.runs.hashing import sha256_dir
+from recipe.validation.samples import write_samples
 
 
 def test_validation_reuses_the_input_rows_only_for_an_unchanged_checkpoint(tmp_path, monkeypatch):

@@ -27,8 +27,8 @@ def _fail(msg: str) -> None:
 @contextlib.contextmanager
 def _user_errors():
     from recipe.eval.sources import SourceUnavailable
-    from recipe.eval.suites import UnknownSuiteError
-    from recipe.eval.openai_client import EndpointUnavailable
+    from recipe.eval.benchmarks.registry import UnknownSuiteError
+    from recipe.eval.backends.openai_client import EndpointUnavailable
     try:
         yield
     except (ValueError, FileNotFoundError, UnknownSuiteError, SourceUnavailable, EndpointUnavailable) as e:
@@ -71,7 +71,7 @@ def eval_(
     if not suite:
         _fail("give at least one --suite (see `recipe eval suites`)")
     from recipe.eval.api import evaluate, parse_serving
-    from recipe.eval.report import format_results_table
+    from recipe.eval.report.tables import format_results_table
     with _user_errors():
         if out is None:
             if run_id and stage:
@@ -154,7 +154,7 @@ def score(
 @app.command("suites")
 def suites() -> None:
     """List the registered suites with their protocol defaults."""
-    from recipe.eval.suites import get_suite, suite_names
+    from recipe.eval.benchmarks.registry import get_suite, suite_names
     for n in suite_names():
         s = get_suite(n)
         d = s.defaults
@@ -168,7 +168,7 @@ def report(
     profile: str = typer.Option("paper", help="Profile holding the paper's values (benchmarks.suites.*.paper)."),
 ) -> None:
     """Print ours vs the paper's Table 1 for every benchmark, with both settings; flags differing settings."""
-    from recipe.eval.report import collect_results, paper_comparison, print_comparison
+    from recipe.eval.report.tables import collect_results, paper_comparison, print_comparison
     with _user_errors():
         rows = paper_comparison(collect_results(results), profile)
     print_comparison(rows, Console())  # a fresh console reads the terminal width (COLUMNS) now, not at import
@@ -187,7 +187,7 @@ def sbatch(
 ) -> None:
     """Render a Slurm job: vllm serve (pinned container, model-card flags) -> health -> recipe eval --endpoint."""
     from recipe.config import load_config
-    from recipe.eval.serve_sbatch import render_eval_sbatch, write_eval_sbatch
+    from recipe.eval.backends.serve_sbatch import render_eval_sbatch, write_eval_sbatch
     with _user_errors():
         cfg = load_config(profile, set_)
         text = render_eval_sbatch(cfg.benchmarks.serving, model_path=model_path, served_name=served_name,

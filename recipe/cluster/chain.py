@@ -242,7 +242,8 @@ def select_teachers(cfg, run: RunDir) -> dict[str, Any]:
     normal approximation from the number of validation rows of the domain's agent (NeMo-RL logs means only)."""
     from recipe.cluster import gym
     from recipe.cluster.status import collect
-    from recipe.pipeline.teachers import record_selection, select_groups, selection_path
+    from recipe.data.gym_envs import agent_for
+    from recipe.runs.teachers import record_selection, select_groups, selection_path
 
     mopd = cfg.stage("mopd")
     for s in STAGE_PLAN[:STAGE_PLAN.index("mopd")]:
@@ -260,7 +261,7 @@ def select_teachers(cfg, run: RunDir) -> dict[str, Any]:
             for d in domains:
                 if d not in scores:
                     continue
-                n = int(val_counts.get(gym.agent_for(d), 0)) or 1
+                n = int(val_counts.get(agent_for(d), 0)) or 1
                 p = float(scores[d])
                 half = 1.96 * (max(p * (1 - p), 0.0) / n) ** 0.5
                 cand[d] = {"score": p, "ci_low": p - half, "ci_high": p + half, "n": n}

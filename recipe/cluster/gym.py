@@ -2,10 +2,7 @@
 
 NeMo-RL routes each JSONL row by ``row["agent_ref"]["name"]`` and starts the Gym servers listed in
 ``env.nemo_gym.config_paths``, which must begin with the ``*_for_training`` vLLM model config (NEMO_RL.md §4).
-``DOMAIN_GYM`` maps our domain names (``domains.names`` of the profiles) to the Gym resources-server config and
-its agent. Server configs named in NVIDIA's own v0.7.0 configs (``grpo_nanov3.yaml``) are marked ``verified``;
-the others (GenRM, LLM judge, SWE agents) are NEMO_RL.md §3.1's [inferred] choices and are reported as such in
-every rendered header.
+The environment and agent of each domain are ``recipe.data.gym_envs`` (curation writes the same agent names).
 
 MOPD (RECIPE.md §6): one teacher per example, chosen by the row's agent. ``teacher_map`` turns the run's
 ``teachers.json`` (``{domain: {"stage", "checkpoint", "score"}}``) and ``mopd.teacher_routing`` into
@@ -24,54 +21,13 @@ nodes (``env.nemo_gym.num_gpu_nodes``, as NVIDIA's ``nemotron-3-super/stage3_rlh
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from recipe.data.gym_envs import DOMAIN_GYM, PHASE_GYM, agent_for, env_table, envs_for
+
 VLLM_FOR_TRAINING = "responses_api_models/vllm_model/configs/vllm_model_for_training.yaml"
 GENRM_CONFIG = "resources_servers/genrm_compare/configs/genrm_compare.yaml"
-
-
-@dataclass(frozen=True)
-class GymEnv:
-    config_path: str
-    agent: str
-    verified: bool  # the config path appears in an NVIDIA v0.7.0 config
-    server: str     # resources-server name (key of env.nemo_gym.<server> overrides)
-
-
-DOMAIN_GYM: dict[str, GymEnv] = {
-    "math": GymEnv("resources_servers/math_with_judge/configs/math_with_judge.yaml",
-                   "math_with_judge_simple_agent", True, "math_with_judge"),
-    "instruction_following": GymEnv("resources_servers/instruction_following/configs/instruction_following.yaml",
-                                    "instruction_following_simple_agent", True, "instruction_following"),
-    "mcqa": GymEnv("resources_servers/mcqa/configs/mcqa.yaml", "mcqa_simple_agent", True, "mcqa"),
-    "workplace_tools": GymEnv("resources_servers/workplace_assistant/configs/workplace_assistant.yaml",
-                              "workplace_assistant_simple_agent", True, "workplace_assistant"),
-    # the tiny profile's tool-call domain: tool calling is served by the same Gym environment
-    "tool_call": GymEnv("resources_servers/workplace_assistant/configs/workplace_assistant.yaml",
-                        "workplace_assistant_simple_agent", True, "workplace_assistant"),
-    "structured_output": GymEnv("resources_servers/structured_outputs/configs/structured_outputs_json.yaml",
-                                "structured_outputs_simple_agent", True, "structured_outputs"),
-    "code": GymEnv("resources_servers/code_gen/configs/code_gen.yaml", "code_gen_simple_agent", True, "code_gen"),
-    # RLHF: genrm_compare.yaml at the pinned Gym defines genrm_simple_agent (and _reasoning_off); NVIDIA wires it
-    # in examples/nemo_gym/nemotron-3-super/stage3_rlhf.yaml (server block key genrm_compare_resources_server).
-    "rlhf": GymEnv("resources_servers/genrm_compare/configs/genrm_compare.yaml",
-                   "genrm_simple_agent", True, "genrm_compare_resources_server"),
-    # long context: Gym's equivalence LLM judge; config name [inferred] (NEMO_RL.md §3.1), judge = cluster.judges
-    "long_context": GymEnv("resources_servers/equivalence_llm_judge/configs/equivalence_llm_judge.yaml",
-                           "equivalence_llm_judge_simple_agent", False, "equivalence_llm_judge"),
-}
-
-# SWE has one domain and two phases with different environments (RECIPE.md §4.1 7a/7b).
-PHASE_GYM: dict[str, dict[str, GymEnv]] = {
-    # agentless repair scored by an LLM judge: Gym's SWE-RL judge server [inferred]; agent name from its rows
-    "agentless": {"swe": GymEnv("resources_servers/swerl_llm_judge/configs/swerl_llm_judge.yaml",
-                                "swerl_llm_judge_simple_agent", False, "swerl_llm_judge")},
-    # execution-based agentic (OpenHands): the agent config file is Gym's; the training agent name is [inferred]
-    "agentic": {"swe": GymEnv("responses_api_agents/swe_agents/configs/swebench_openhands_training.yaml",
-                              "swe_agents_train", True, "swe_agents")},  # in NVIDIA's prefetch_super_all_envs.yaml
-}
 
 # Which configured judge (cluster.judges.<name>) a domain / SWE phase needs, and how it is wired into Gym.
 DOMAIN_JUDGE = {"rlhf": "genrm", "long_context": "long_context_judge"}
@@ -85,29 +41,6 @@ SERVER_OVERRIDES: dict[str, dict[str, Any]] = {
     "math_with_judge": {"resources_servers": {"math_with_judge": {
         "judge_model_server": {"name": "policy_model"}, "should_use_judge": False}}},
 }
-
-
-def _table(phase: str | None) -> dict[str, GymEnv]:
-    return {**DOMAIN_GYM, **PHASE_GYM.get(phase or "", {})}
-
-
-def envs_for(domains: list[str], *, mopd: bool = False, phase: str | None = None) -> list[GymEnv]:
-    table = _table(phase)
-    unknown = [d for d in domains if d not in table]
-    if unknown:
-        raise ValueError(f"no NeMo-Gym environment for domain(s) {unknown}"
-                         f"{' in phase ' + phase if phase else ''}; known: {sorted(table)} "
-                         f"(add one to recipe.cluster.gym.DOMAIN_GYM or PHASE_GYM)")
-    out = []
-    for d in domains:
-        if table[d] not in out:
-            out.append(table[d])
-    return out
-
-
-def agent_for(domain: str, *, mopd: bool = False, phase: str | None = None) -> str:
-    """The Gym agent that serves ``domain`` (the same in MOPD: no pass-through agents at the pinned Gym)."""
-    return _table(phase)[domain].agent
 
 
 def judges_for(domains: list[str], phase: str | None = None) -> list[str]:
@@ -259,7 +192,7 @@ def data_paths(data_dir: Path) -> dict[str, str]:
 
 
 def unverified(domains: list[str], phase: str | None = None) -> list[str]:
-    table = _table(phase)
+    table = env_table(phase)
     return [table[d].config_path for d in domains if d in table and not table[d].verified]
 
 
@@ -271,12 +204,12 @@ def teacher_map(run, routing: dict[str, str], domains: list[str],
                 branches: dict[str, str]) -> tuple[dict[str, str], dict[str, Any]]:
     """(agent -> teacher HF checkpoint, provenance per agent) for MOPD.
 
-    Slots resolve exactly as in the local backend (``recipe.pipeline.teachers.resolve_teacher``: ``best`` from
+    Slots resolve exactly as in the local backend (``recipe.runs.teachers.resolve_teacher``: ``best`` from
     teachers.json, ``best_of:<stages>`` from scores.json, ``stage:<stage>`` a finished stage, ``select:<stages>``
     one teacher for all its domains from the stages' selection.json, see ``record_selection``); ``branch:<name>``,
     a side branch such as the RLHF-from-SFT teacher, comes from ``cluster.branches.<name>``.
     """
-    from recipe.pipeline.teachers import resolve_teacher, select_groups
+    from recipe.runs.teachers import resolve_teacher, select_groups
 
     out: dict[str, str] = {}
     prov: dict[str, Any] = {}

@@ -31,6 +31,7 @@ from recipe.cluster.release import BASE_CONFIGS, CONTAINER_SOURCE_DIR, ENTRY_POI
 from recipe.cluster.resume import plan_resume
 from recipe.config.cluster_section import parse_slurm_time
 from recipe.config.schema import STAGE_PLAN
+from recipe.data.gym_envs import agent_for
 from recipe.runs.layout import RunDir, write_text_atomic
 
 
@@ -248,7 +249,7 @@ def render_stage(cfg, run: RunDir, stage: str, *, out: Optional[Path] = None, al
             if getattr(section, "prompt_mask_max_reward", None) is not None:
                 deviations.append(f"prompt_mask_max_reward={section.prompt_mask_max_reward}: NeMo-RL v0.7.0 has no "
                                   f"prompt-level max-reward loss mask; it must be applied Gym-side (not rendered)")
-            expected_agents = {gym.agent_for(d, mopd=mopd, phase=phase) for d in section.domains}
+            expected_agents = {agent_for(d, mopd=mopd, phase=phase) for d in section.domains}
             strict = not gym.unverified(section.domains, phase)
             for split in ("train", "validation"):
                 if Path(dpaths[split]).is_file():
@@ -264,7 +265,7 @@ def render_stage(cfg, run: RunDir, stage: str, *, out: Optional[Path] = None, al
                     tmap, tprov = gym.teacher_map(run, section.teacher_routing, section.domains, cl.branches)
                 opd = nested.setdefault("on_policy_distillation", {})
                 opd["teacher_model_by_agent_name"] = tmap
-                opd["default_teacher_alias"] = gym.agent_for(section.domains[0], mopd=True)
+                opd["default_teacher_alias"] = agent_for(section.domains[0], mopd=True)
                 job_prov["teachers"] = tprov
         # MOPD: `nodes` counts policy + generation nodes; NeMo-RL carves the teachers out of cluster.num_nodes, so
         # one teacher node group per distinct teacher checkpoint is added (paper: 13 + 3 = 16, NEMO_RL.md §5).

@@ -17,7 +17,7 @@ checkpoint. Outputs, the same files the local backend writes:
                       rather than guessed;
 * ``manifest.json``   status ``pending`` → ``running`` (a step or event exists) → ``done`` (the final job's HF folder
                       has config.json + safetensors), progress per job, newest training_info;
-* ``scores.json`` / ``teachers.json`` through ``recipe.pipeline.teachers.record_scores`` once the stage is done,
+* ``scores.json`` / ``teachers.json`` through ``recipe.runs.teachers.record_scores`` once the stage is done,
                       so MOPD's teacher slots resolve exactly as with the local backend.
 """
 from __future__ import annotations
@@ -27,8 +27,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from recipe.cluster.gym import DOMAIN_GYM, PHASE_GYM
 from recipe.cluster.resume import step_dirs
+from recipe.data.gym_envs import DOMAIN_GYM, PHASE_GYM
 from recipe.runs.layout import RunDir, write_text_atomic
 
 
@@ -142,7 +142,7 @@ def collect(run: RunDir, stage: str) -> dict[str, Any]:
     if status == "done":  # the manifest is written last: outputs first
         manifest["outputs"] = {"checkpoint": final["hf_checkpoint"]}
         if last_scores:  # teacher selection as in the local backend (scores.json, teachers.json)
-            from recipe.pipeline.teachers import record_scores
+            from recipe.runs.teachers import record_scores
 
             record_scores(run, stage, {d: v for d, v in last_scores.items() if d != "all"})
     manifest.update({"status": status, "progress": progress,

@@ -87,7 +87,8 @@ class EvaluationSection(_Section):
     top_p: float = 1.0
     samples_per_prompt: int = Field(1, ge=1, description="avg@k: responses sampled per prompt (decoding: sample).")
     lanes: int = Field(1, ge=1, description="Worker processes of one torch thread each that validate domains at once "
-                                            "(recipe.eval.lanes); 1 = in process. Same rows, same random numbers.")
+                                            "(recipe.validation.lanes); 1 = in process. Same rows, same random "
+                                            "numbers.")
 
     def cap_for(self, domain: str) -> int:
         """The validation generation cap of ``domain``."""

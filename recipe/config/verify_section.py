@@ -1,7 +1,8 @@
 """``verify`` config section: sandbox limits, verifier worker pool, Ray address, math timeout, pairwise judge.
 
 Consumed by ``recipe.rewards`` (``verify_batch(..., workers=cfg.verify.workers, ray_address=cfg.verify.ray_address)``),
-``recipe.sandbox`` (``cfg.verify.sandbox.limits()``) and the RLHF stage (``cfg.verify.judge.build()``).
+``recipe.sandbox`` (``cfg.verify.sandbox.limits()``) and the RLHF stage's judge
+(``recipe.rewards.judge.judge_from_section(cfg.verify.judge)``).
 Paper values live in ``profiles/paper/verify.yaml`` with their sources; tiny values in ``profiles/tiny``.
 """
 from __future__ import annotations
@@ -51,15 +52,6 @@ class JudgeSection(_Section):
             raise ValueError("verify.judge.kind=openai needs verify.judge.base_url and verify.judge.model "
                              "(e.g. base_url: http://localhost:8000/v1, model: the served GenRM name)")
         return self
-
-    def build(self):
-        from recipe.rewards.judge import make_judge
-
-        if self.kind == "openai":
-            return make_judge("openai", base_url=self.base_url, model=self.model, api_key_env=self.api_key_env,
-                              timeout_s=self.timeout_s, max_retries=self.max_retries, temperature=self.temperature,
-                              max_tokens=self.max_tokens)
-        return make_judge("deterministic_rubric")
 
 
 class VerifySection(_Section):

@@ -278,10 +278,3 @@ def tiny_domains_card(splits: dict[str, dict[str, list[dict]]], ngram: int, seed
           "the identical-prompt count above is the meaningful overlap measure here.", "",
           "## Citation", "", CITATION]
     return "\n".join(L) + "\n"
-
-
-def tiny_domains_card_for(cfg) -> str:
-    """The card ``make run`` writes for profile ``cfg`` (committed for the tiny defaults: data_cards/tiny_domains)."""
-    from recipe.domains import build_tiny_splits
-    splits = build_tiny_splits(cfg.domains.tiny, cfg.domains.names, cfg.run.seed)
-    return tiny_domains_card(splits, cfg.data.decontam.ngram, cfg.run.seed)

@@ -51,8 +51,8 @@ def _targets(cfg) -> list[tuple[str, str | None, list[str]]]:
 
 def write_stage_layout(out_dir: str | Path, cfg) -> dict[str, dict[str, int]]:
     """Write ``<out_dir>/<stage>[/<phase>]/{train,validation}.jsonl`` for every RL job; returns rows per file."""
-    from recipe.cluster import gym
     from recipe.data.formats import to_nemo_gym
+    from recipe.data.gym_envs import agent_for
     from recipe.data.record import is_prompt_only
 
     out = Path(out_dir)
@@ -86,7 +86,7 @@ def write_stage_layout(out_dir: str | Path, cfg) -> dict[str, dict[str, int]]:
                     if not name:
                         try:
                             row["agent_ref"] = {"type": "responses_api_agents",
-                                                "name": gym.agent_for(rec["domain"], phase=phase)}
+                                                "name": agent_for(rec["domain"], phase=phase)}
                         except KeyError:
                             continue
                     key = str(Path(stage) / (phase or ""))

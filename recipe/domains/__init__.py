@@ -16,7 +16,7 @@ from recipe.config.schema import TinyDomainSpec
 from recipe.domains import (chat_domain, code_domain, if_domain, long_context_domain, math_domain, mcqa_domain,
                             swe_domain, tool_call_domain)
 from recipe.domains.base import Example
-from recipe.model.chat_template import render_chat
+from recipe.model.chat_render import render_chat
 from recipe.seeding import derive_seed
 
 GENERATORS = {

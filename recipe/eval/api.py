@@ -12,12 +12,12 @@ import os
 from pathlib import Path
 from typing import Iterable
 
-from recipe.eval.agentic_suites import ExecutionUnavailable
-from recipe.eval.backends import Backend
+from recipe.eval.backends.base import Backend
+from recipe.eval.benchmarks.agentic import ExecutionUnavailable
+from recipe.eval.benchmarks.registry import Suite, get_suite
 from recipe.eval.harness import evaluate_suite
 from recipe.eval.sampling import SamplingParams
 from recipe.eval.sources import SourceUnavailable, load_rows
-from recipe.eval.suites import Suite, get_suite
 from recipe.rewards import nltk_data
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -49,13 +49,13 @@ def make_backend(*, checkpoint: str | Path | None = None, endpoint: str | None =
     if endpoint is not None:
         if not model:
             raise ValueError("--endpoint needs --model (the served model name)")
-        from recipe.eval.openai_client import OpenAIChatClient
+        from recipe.eval.backends.openai_client import OpenAIChatClient
         if server not in ("vllm", "standard"):
             raise ValueError(f"server must be vllm or standard, got {server!r}")
         return OpenAIChatClient(endpoint, model, api_key=os.environ.get(api_key_env), concurrency=concurrency,
                                 timeout_s=timeout_s, max_retries=max_retries, model_revision=model_revision,
                                 extended_sampling=server == "vllm", serving=serving)
-    from recipe.eval.hf_backend import HFBackend
+    from recipe.eval.backends.hf import HFBackend
     return HFBackend(checkpoint, batch_size=batch_size)
 
 
@@ -86,8 +86,8 @@ def configure_judge(cfg, *, judge_endpoint: str | None, judge_model: str | None,
                     concurrency: int = 8, timeout_s: float = 600.0) -> None:
     """ArenaHard: the pairwise judge (an OpenAI-compatible endpoint, T 0, 16000 tokens as arena-hard v2's config)
     and the baseline answers (``benchmarks.suites.arena_hard_v2.baseline``). ``SourceUnavailable`` without them."""
-    from recipe.eval import arena_hard
-    from recipe.eval.openai_client import OpenAIChatClient
+    from recipe.eval.benchmarks import arena_hard
+    from recipe.eval.backends.openai_client import OpenAIChatClient
     if not (judge_endpoint and judge_model):
         raise SourceUnavailable("arena_hard_v2 needs a judge: --judge-endpoint and --judge-model (paper: gpt-4.1)")
     entry = cfg.benchmarks.suites.get("arena_hard_v2")
@@ -112,7 +112,7 @@ def suite_rows(name: str, cfg, *, run=None, limit: int | None = None) -> tuple[l
     if name.startswith("tiny_"):
         if run is None:
             raise SourceUnavailable(f"suite {name} reads a run's validation rows: give --run-id")
-        from recipe.pipeline.data_phase import load_splits
+        from recipe.domains.data_phase import load_splits
         domain = name.removeprefix("tiny_")
         splits = load_splits(run, cfg, splits=("val",))
         if domain not in splits:
@@ -150,7 +150,7 @@ def evaluate(suites: Iterable[str], *, out: str | Path, run_id: str | None = Non
         get_suite(s)  # unknown names fail before any generation
     run = None
     if run_id is not None:
-        from recipe.pipeline.run_init import open_run
+        from recipe.runs.run_init import open_run
         run, run_cfg = open_run(run_id)
         cfg = cfg or run_cfg
         if checkpoint is None and endpoint is None and backend is None:

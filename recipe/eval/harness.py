@@ -17,10 +17,10 @@ from pathlib import Path
 from statistics import mean
 from typing import Any, Iterable
 
-from recipe.eval.backends import Backend, Generation, Job
+from recipe.eval.backends.base import Backend, Generation, Job
+from recipe.eval.benchmarks.registry import Suite, Verdict
 from recipe.eval.metrics import avg_at_k, pass_at_ks
 from recipe.eval.sampling import SamplingParams
-from recipe.eval.suites import Suite, Verdict
 
 SAMPLES, ITEMS, RESULTS = "samples.jsonl", "items.jsonl", "results.json"
 _IDENTITY_KEYS = ("backend", "model", "model_sha256", "model_revision", "endpoint")
@@ -90,7 +90,7 @@ def generate_samples(suite: Suite, rows: list[dict], backend: Backend, sampling:
     t0 = time.monotonic()
     written = 0
     if jobs:
-        from recipe.eval.openai_client import EndpointUnavailable
+        from recipe.eval.backends.openai_client import EndpointUnavailable
         with open(cache_path, "a", encoding="utf-8") as f:
             try:
                 for job, g in backend.generate(jobs, sampling):

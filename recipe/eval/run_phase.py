@@ -12,7 +12,7 @@ from rich.console import Console
 
 from recipe.console_tables import print_table
 from recipe.eval.api import evaluate
-from recipe.eval.report import format_results_table
+from recipe.eval.report.tables import format_results_table
 
 console = Console()
 
@@ -22,7 +22,7 @@ def run_eval_phase_of(run_id: str, stage: str, width: int = 120) -> dict:
     where torch is already loaded, and shows what it printed)."""
     import sys
 
-    from recipe.pipeline.run_init import open_run
+    from recipe.runs.run_init import open_run
     run, cfg = open_run(run_id)
     plain = Console(file=sys.stdout, force_jupyter=False, force_terminal=False, width=width)
     return run_eval_phase(run, cfg, stage, console=plain)
@@ -32,7 +32,7 @@ def run_eval_phase(run, cfg, stage: str, console: Console = console) -> dict:
     ep = cfg.benchmarks.eval_phase
     if not ep.enabled:
         return {}
-    from recipe.eval.hf_backend import HFBackend
+    from recipe.eval.backends.hf import HFBackend
     t0 = time.time()
     backend = HFBackend(run.checkpoint_dir(stage), batch_size=ep.batch_size)
     out = run.path / "eval" / stage

@@ -15,10 +15,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from recipe.eval.benchmarks.registry import RowError, get_suite
 from recipe.eval.harness import ITEMS, summarize_verdicts, write_items
-from recipe.eval.suites import RowError, get_suite
 from recipe.eval.thinking import thinking_flag, thinking_name
-from recipe.hub.hashing import sha256_file
+from recipe.runs.hashing import sha256_file
 
 SUMMARY = "summary.json"
 

@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 
 from recipe.config.benchmarks_section import BenchmarkSource
-from recipe.hub.hashing import sha256_file
+from recipe.runs.hashing import sha256_file
 
 
 class SourceUnavailable(RuntimeError):

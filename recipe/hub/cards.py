@@ -123,7 +123,7 @@ def model_card(run: RunDir, stage: str, repo_id: str, *, license: str, base_mode
                         dataset_split="validation", metric_type="accuracy", metric_name=f"{domain} accuracy",
                         metric_value=float(score))
              for domain, score in sorted(scores.items())]
-    from recipe.eval.model_index import eval_results_for_card  # recipe eval results of this stage
+    from recipe.hub.model_index import eval_results_for_card  # recipe eval results of this stage
     evals += eval_results_for_card(run, stage)
     lic_name, lic_link = other_license(base_id) if license == "other" else (None, None)
     data = ModelCardData(

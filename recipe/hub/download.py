@@ -31,7 +31,8 @@ from tqdm.auto import tqdm
 
 from recipe.config.hub_section import ARTIFACT_CLI_NAMES, HubArtifact, HubSection
 from recipe.hub.errors import HubError, current_endpoint, hub_errors, public_endpoint
-from recipe.hub.hashing import git_blob_sha1, sha256_file
+from recipe.hub.hashing import git_blob_sha1
+from recipe.runs.hashing import sha256_file
 
 log = logging.getLogger(__name__)
 

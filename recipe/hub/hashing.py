@@ -1,10 +1,9 @@
-"""File hashes used by download manifests and publish comparisons (sha256, and git's blob sha1)."""
+"""Git's blob sha1 of a file, alone or with its sha256 in one read: what the Hub reports for non-LFS files, for download
+manifests and publish comparisons (a file's sha256 alone: ``recipe.runs.hashing.sha256_file``)."""
 from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-
-from recipe.pipeline.hashing import sha256_file  # noqa: F401  (re-exported: one implementation)
 
 _CHUNK = 1 << 20
 

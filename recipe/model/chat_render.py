@@ -127,6 +127,20 @@ def render_chat_py(messages: list[dict], tools: list | None = None, *, enable_th
     return "".join(out)
 
 
+def render_chat(messages: list[dict], tools: list | None = None, *, enable_thinking: bool = True,
+                add_generation_prompt: bool = False) -> str:
+    """Render with the template but without a tokenizer (the tiny tokenizer is trained on these strings): in Python
+    (``render_chat_py``, the same string), or with Jinja for what the Python renderer does not cover."""
+    try:
+        return render_chat_py(messages, tools, enable_thinking=enable_thinking, add_generation_prompt=add_generation_prompt)
+    except _NotPlain:
+        pass
+    from transformers.utils.chat_template_utils import render_jinja_template
+    out, _ = render_jinja_template(conversations=[messages], chat_template=CHAT_TEMPLATE, tools=tools,
+                                   enable_thinking=enable_thinking, add_generation_prompt=add_generation_prompt)
+    return out[0]
+
+
 def apply_template(tokenizer, messages: list[dict], *, tools: list | None = None, enable_thinking: bool = True,
                    add_generation_prompt: bool = False) -> str:
     """``tokenizer.apply_chat_template(..., tokenize=False)``, in Python when the tokenizer's template is ours."""

@@ -9,22 +9,9 @@
 - Tools are declared in the system prompt inside ``<tools>...</tools>``; calls are emitted in the Qwen3-Coder XML
   style ``<tool_call><function=NAME><parameter=P>value</parameter></function></tool_call>``.
 - There is no ``tool`` role: tool results go back as a ``user`` turn wrapped in ``<tool_response>...</tool_response>``.
+
+Rendering without a tokenizer: ``recipe.model.chat_render``.
 """
-
-def render_chat(messages: list[dict], tools: list | None = None, *, enable_thinking: bool = True,
-                add_generation_prompt: bool = False) -> str:
-    """Render with the template but without a tokenizer (the tiny tokenizer is trained on these strings): in Python
-    (``recipe.model.chat_render``, the same string), or with Jinja for what the Python renderer does not cover."""
-    from recipe.model.chat_render import _NotPlain, render_chat_py
-    try:
-        return render_chat_py(messages, tools, enable_thinking=enable_thinking, add_generation_prompt=add_generation_prompt)
-    except _NotPlain:
-        pass
-    from transformers.utils.chat_template_utils import render_jinja_template
-    out, _ = render_jinja_template(conversations=[messages], chat_template=CHAT_TEMPLATE, tools=tools,
-                                   enable_thinking=enable_thinking, add_generation_prompt=add_generation_prompt)
-    return out[0]
-
 
 THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"

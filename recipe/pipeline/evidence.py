@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from recipe.eval.samples import read_samples, samples_path
-from recipe.pipeline.teachers import read_teachers
 from recipe.runs.layout import RunDir
+from recipe.runs.teachers import read_teachers
 from recipe.stats import item_means, mean_ci, paired_bootstrap_delta
+from recipe.validation.samples import read_samples, samples_path
 
 
 def _stage_input(run: RunDir, stage: str) -> str:

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-from recipe.pipeline.data_phase import prepare_data
+from recipe.domains.data_phase import prepare_data
 from recipe.pipeline.params import as_list
 from recipe.pipeline.report import report_rows
-from recipe.pipeline.run_init import open_or_init_run, open_run
 from recipe.runs.layout import DATA_PHASE, RunDir
+from recipe.runs.run_init import open_or_init_run, open_run
 
 # torch/transformers (stage_runner) and matplotlib (plots) are imported inside the functions that need them, so
 # the data and report notebooks start a few seconds faster.
@@ -226,7 +226,7 @@ def diagnostics(run_id: str, stage: str):
 def sample_completions(run_id: str, stage: str, per_domain: int = 1, max_chars: int = 400):
     """Validation completions of the same prompts before (the stage's input checkpoint) and after the stage, with
     their rewards (first sample of each prompt; from the per-sample validation files). Newlines are kept."""
-    from recipe.eval.samples import read_samples, samples_path
+    from recipe.validation.samples import read_samples, samples_path
     from recipe.pipeline.tables import readable
     run, cfg = open_run(run_id)
     after = read_samples(samples_path(run, stage))
@@ -237,7 +237,7 @@ def sample_completions(run_id: str, stage: str, per_domain: int = 1, max_chars: 
                   if r.get("sample", 0) == 0}
     prompts = {}
     try:
-        from recipe.pipeline.data_phase import load_splits
+        from recipe.domains.data_phase import load_splits
         splits = load_splits(run, cfg, splits=("val",))
         prompts = {(d, r["id"]): next((m.get("content", "") for m in reversed(r.get("messages", []))
                                        if m.get("role") == "user"), "")

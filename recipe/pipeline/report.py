@@ -19,9 +19,9 @@ from rich.console import Console
 from rich.table import Table
 
 from recipe.console_tables import print_table
-from recipe.eval.samples import read_samples, samples_path
 from recipe.runs.layout import RunDir, file_stamp, read_json
 from recipe.stats import item_means, paired_bootstrap_delta
+from recipe.validation.samples import read_samples, samples_path
 
 
 def score_table(run: RunDir) -> tuple[list[str], list[tuple[str, dict[str, float]]]]:
@@ -78,7 +78,7 @@ def _paired_deltas(after: tuple, before: tuple, n_boot: int) -> dict:
 
 def teacher_marks(run: RunDir) -> dict[str, str]:
     """{domain: stage of its MOPD teacher} (the picks once MOPD ran, else the best checkpoint so far)."""
-    from recipe.pipeline.teachers import read_teachers
+    from recipe.runs.teachers import read_teachers
     t = read_teachers(run)
     if "mopd" in t:
         return {d: e["stage"] for d, e in t["mopd"]["teachers"].items()}
@@ -87,7 +87,7 @@ def teacher_marks(run: RunDir) -> dict[str, str]:
 
 def teacher_basis(run: RunDir) -> str:
     """How the marked teachers were chosen, in words (what the heatmap's caption says)."""
-    from recipe.pipeline.teachers import read_teachers
+    from recipe.runs.teachers import read_teachers
     t = read_teachers(run)
     if "mopd" not in t:
         return "the best report-split score so far (MOPD has not run)"
@@ -101,7 +101,7 @@ def teacher_basis(run: RunDir) -> str:
 def teacher_rows(run: RunDir) -> list[dict]:
     """Flat rows for a teachers table: MOPD's pick per domain (slot, stage, candidate) once MOPD ran, then every
     candidate of each select group with its selection-split average and CI; before MOPD, the best so far."""
-    from recipe.pipeline.teachers import read_teachers
+    from recipe.runs.teachers import read_teachers
     t = read_teachers(run)
     if "mopd" not in t:
         return [{"domain": d, "teacher": e["stage"], "score": e["score"], "basis": "best report-split checkpoint so far"}
@@ -117,7 +117,7 @@ def teacher_rows(run: RunDir) -> list[dict]:
 
 
 def report_data(run: RunDir) -> dict:
-    from recipe.pipeline.teachers import read_teachers
+    from recipe.runs.teachers import read_teachers
     stages, deltas = {}, {}
     for stage in run.done_stages():
         v = read_json(run.validation_path(stage)) or {}

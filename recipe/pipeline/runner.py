@@ -14,9 +14,9 @@ from recipe.config import load_config
 from recipe.config.schema import STAGE_PLAN
 from recipe.pipeline.kernel import SharedKernel, register_shared_kernel_engine
 from recipe.pipeline.report import print_report
-from recipe.pipeline.run_init import check_run_matches, default_run_id, init_run, open_or_init_run
 from recipe.pipeline.stage_inputs import StageNotImplemented, check_runnable, stage_inputs
 from recipe.runs.layout import DATA_PHASE, REPORT_PHASE, RunDir, write_json_atomic
+from recipe.runs.run_init import check_run_matches, default_run_id, init_run, open_or_init_run
 
 # Training code (torch, transformers: ~5 s to import) is imported where it runs: in the notebook kernel, or in this
 # process for --no-notebooks. Through the notebooks this process only orchestrates, so the kernel starts at once.
@@ -82,16 +82,16 @@ def run_pipeline(profile: str = "tiny", run_id: str | None = None, overrides: li
     console.print(f"[bold]run[/] {run.run_id} ({cfg.profile}) -> {run.path}")
     console.print(f"stages: {' -> '.join(stages)}" + (f"   (not run: {', '.join(not_run)})" if not_run else ""))
     # The shared kernel starts with the run and imports the training code (torch, transformers, the stage runner)
-    # while the data notebook runs on a light kernel of its own; the validation lanes (recipe.eval.lanes) are then
+    # while the data notebook runs on a light kernel of its own; the validation lanes (recipe.validation.lanes) are then
     # forked from it (before any torch work), so they import nothing themselves
     prestart = ("import recipe.pipeline.notebook_api, recipe.pipeline.stage_runner\n"
-                "from recipe.eval.lanes import prestart_lanes\n"
+                "from recipe.validation.lanes import prestart_lanes\n"
                 f"prestart_lanes({cfg.evaluation.lanes}, fork=True)")
     kernel = None
     if via_notebooks and not kernel_per_notebook:
         kernel = SharedKernel(cwd=str(Path.cwd()), startup_code=prestart)
     elif not via_notebooks:
-        from recipe.eval.lanes import prestart_lanes
+        from recipe.validation.lanes import prestart_lanes
         prestart_lanes(cfg.evaluation.lanes)
     with kernel or contextlib.nullcontext():
         if kernel is not None:
@@ -148,7 +148,7 @@ def _run_phases(run: RunDir, cfg, phases: list[str], via_notebooks: bool, kernel
                 _execute_notebook(phase, run, phase if phase in STAGE_PLAN else None,
                                   None if phase == DATA_PHASE else kernel)
             elif phase == DATA_PHASE:
-                from recipe.pipeline.data_phase import prepare_data
+                from recipe.domains.data_phase import prepare_data
                 prepare_data(run, cfg)
             elif phase in STAGE_PLAN:
                 from recipe.pipeline.stage_runner import run_stage
@@ -185,7 +185,7 @@ def run_stage_in_process(stage: str, run_id: str, profile: str | None = "tiny", 
     An existing run asked for with another profile or other overrides is an error unless ``reconfigure``."""
     if stage != DATA_PHASE and stage not in STAGE_PLAN:
         raise KeyError(f"unknown stage {stage!r}; the plan is {', '.join(STAGE_PLAN)}")
-    from recipe.pipeline.data_phase import prepare_data
+    from recipe.domains.data_phase import prepare_data
     from recipe.pipeline.stage_runner import run_stage
     run, cfg = open_or_init_run(run_id, profile, overrides, reconfigure=reconfigure)
     prepare_data(run, cfg)  # skipped when done with the same inputs

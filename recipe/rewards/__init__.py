@@ -11,6 +11,21 @@ from recipe.rewards.core import verify
 from recipe.rewards.registry import UnknownVerifierError, check_verifier_names, get_verifier, verifier_names
 from recipe.rewards.result import VerifierResult
 
+# The built-in verifiers: importing a module registers its names (recipe.rewards.registry.register).
+from recipe.rewards import (  # noqa: F401
+    chat_rubric,
+    code,
+    exact_match,
+    instruction_following,
+    judge,
+    math_verifier,
+    mcqa,
+    structured_output,
+    swe,
+    tool_call,
+    unit_tests,
+)
+
 __all__ = [
     "UnknownVerifierError",
     "VerifierResult",

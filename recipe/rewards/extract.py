@@ -185,7 +185,8 @@ def _argument(text: str, after: int, *, spaced_token: bool) -> str | None:
 
 
 def final_boxed(text: str) -> str | None:
-    """The last ``\\boxed`` argument, as NeMo-Skills' ``extract_answer`` reads it (``recipe.eval.math_grading``).
+    """The last ``\\boxed`` argument, as NeMo-Skills' ``extract_answer`` reads it
+    (``recipe.eval.benchmarks.math_grading``).
 
     Unlike ``last_boxed``, a last ``\\boxed`` whose brace never closes is no answer (None): an earlier box is never
     used instead. Read beyond NeMo-Skills (docs/EVAL_HARNESS.md): ``\\boxed 70`` / ``\\boxed {70}``, and

@@ -208,6 +208,15 @@ def make_judge(kind: str, **kw: Any) -> PairwiseJudge:
     raise ValueError(f"unknown judge kind {kind!r}; use 'openai' or 'deterministic_rubric'")
 
 
+def judge_from_section(section) -> PairwiseJudge:
+    """The judge a ``verify.judge`` config section (``recipe.config.verify_section.JudgeSection``) describes."""
+    if section.kind == "openai":
+        return make_judge("openai", base_url=section.base_url, model=section.model, api_key_env=section.api_key_env,
+                          timeout_s=section.timeout_s, max_retries=section.max_retries,
+                          temperature=section.temperature, max_tokens=section.max_tokens)
+    return make_judge("deterministic_rubric")
+
+
 @register("pairwise_judge")
 def _pairwise_is_not_per_response(record: dict, response: Any):
     raise UnknownVerifierError(

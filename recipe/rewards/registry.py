@@ -4,6 +4,10 @@ An unknown name is a configuration error and raises ``UnknownVerifierError`` (be
 scored: call ``check_verifier_names`` on a dataset up front). Only the response's own failures and bad
 record fields score 0 (STYLE.md "Verifiers"; NeMo-RL's math_environment turns config mistakes into silent
 zeros, which this registry exists to avoid).
+
+Each verifier module registers its names with ``register`` when it is imported; the package ``recipe.rewards``
+imports them all, so whoever imports anything of the package finds every verifier here, and this module imports none
+of them.
 """
 from __future__ import annotations
 
@@ -35,7 +39,6 @@ def register(name: str) -> Callable[[Verifier], Verifier]:
 
 
 def get_verifier(name: str) -> Verifier:
-    _load_builtin()
     try:
         return _REGISTRY[name]
     except KeyError:
@@ -46,7 +49,6 @@ def get_verifier(name: str) -> Verifier:
 
 
 def verifier_names() -> list[str]:
-    _load_builtin()
     return sorted(_REGISTRY)
 
 
@@ -56,27 +58,3 @@ def check_verifier_names(records: Iterable[dict]) -> None:
         spec = rec.get("verifier") if isinstance(rec, dict) else None
         if isinstance(spec, dict) and "name" in spec:
             get_verifier(spec["name"])
-
-
-_loaded = False
-
-
-def _load_builtin() -> None:
-    global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    # Importing the modules registers their verifiers.
-    from recipe.rewards import (  # noqa: F401
-        chat_rubric,
-        code,
-        exact_match,
-        instruction_following,
-        judge,
-        math_verifier,
-        mcqa,
-        structured_output,
-        swe,
-        tool_call,
-        unit_tests,
-    )

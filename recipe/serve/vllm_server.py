@@ -145,6 +145,9 @@ class VLLMServer:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             except ProcessLookupError:  # it ended in between
                 pass
+            deadline = time.monotonic() + 5  # a killed orphan stays a group member until init reaps it
+            while _group_alive(self.proc.pid) and time.monotonic() < deadline:
+                time.sleep(0.05)  # polling for the reaping
         self.proc.wait(timeout=30)
 
     def __enter__(self) -> "VLLMServer":

@@ -1,7 +1,7 @@
 """The judge/model interface the olympiad scorers need: ``complete(messages, **sampling) -> str``.
 
 Any object with that method works (tests use deterministic in-process judges). ``HarnessChat`` adapts the
-evaluation harness's OpenAI-compatible client (``recipe.eval.openai_client.OpenAIChatClient``: ``chat(messages,
+evaluation harness's OpenAI-compatible client (``recipe.eval.backends.openai_client.OpenAIChatClient``: ``chat(messages,
 sampling, seed) -> Generation``) without importing it here; a failed request raises ``JudgeError`` so it is
 recorded as a judge failure, never scored as a verdict.
 """

@@ -11,8 +11,8 @@ default they are excluded from the score and listed, never graded against a wron
 Grading one response: the thinking rule of ``recipe.eval.thinking`` (on: no ``</think>`` → no answer; auto: a
 closed think block is removed, an unclosed one is no answer, text without think tags is graded whole; off: graded
 whole) → no answer is incorrect, no judge call; rule-based pre-check: if the last ``\\boxed{}`` of the visible answer
-equals the gold answer by the AIME/HMMT grader (``recipe.eval.math_grading``, NeMo-Skills' math grader), it is
-correct without a judge call; otherwise the judge gets the benchmark's
+equals the gold answer by the AIME/HMMT grader (``recipe.eval.benchmarks.math_grading``, NeMo-Skills' math grader),
+it is correct without a judge call; otherwise the judge gets the benchmark's
 prompt with ``{problem}``, ``{predicted_answer}`` (the visible solution) and ``{expected_answer}`` and its verdict is
 the last ``\\boxed{Correct}`` / ``\\boxed{Incorrect}`` after ``</thinking>``. A judge reply without a verdict, or a
 failed request, is recorded as ``judge_invalid`` (scored incorrect, counted separately).
@@ -101,7 +101,7 @@ def grade_response(row: dict, response: Any, judge: ChatModel | None, prompt: Pr
                    thinking: bool | None = True, precheck: bool = True, judge_sampling: dict | None = None) -> dict:
     """One sample → {"correct", "how", "extracted", "judge_output"?}. ``how`` ∈ no_answer | precheck | judge | judge_invalid.
     ``thinking``: True (on), False (off), None (auto)."""
-    from recipe.eval.math_grading import equivalent, final_boxed
+    from recipe.eval.benchmarks.math_grading import equivalent, final_boxed
     from recipe.eval.thinking import parse_mode
     from recipe.rewards.extract import BadResponse, parse_response
 

@@ -72,7 +72,7 @@ class _LazyJudge:
             if not self.endpoint or not self.model:
                 raise ValueError("this response needs the judge model: pass --judge-endpoint URL --judge-model NAME")
             from recipe.eval.olympiad.chat import HarnessChat
-            from recipe.eval.openai_client import OpenAIChatClient
+            from recipe.eval.backends.openai_client import OpenAIChatClient
             from recipe.eval.sampling import SamplingParams
             key = os.environ.get(self.key_env) if self.key_env else None
             client = OpenAIChatClient(self.endpoint, self.model, api_key=key, extended_sampling=self.server == "vllm")

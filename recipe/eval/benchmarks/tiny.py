@@ -1,11 +1,11 @@
 """The tiny domains as suites (``tiny_math``, ``tiny_instruction_following``, ``tiny_mcqa``, ``tiny_tool_call``):
 rows in the project's record format (``id``, ``messages``, ``tools``, ``verifier``), graded by the same verifiers as
 training (``recipe.rewards``), so ``recipe eval`` on them agrees with validation. The rows are a run's held-out
-validation split (``recipe.pipeline.data_phase.load_splits``)."""
+validation split (``recipe.domains.data_phase.load_splits``)."""
 from __future__ import annotations
 
+from recipe.eval.benchmarks.registry import RowError, Suite, register_family, register_suite
 from recipe.eval.sampling import SamplingParams
-from recipe.eval.suites import RowError, Suite, register_suite
 from recipe.eval.thinking import parse_mode
 from recipe.rewards.extract import BadResponse
 
@@ -51,3 +51,4 @@ def register_tiny_domain(domain: str) -> Suite:
 
 for _d in TINY_DOMAINS:
     register_tiny_domain(_d)
+register_family("tiny_", register_tiny_domain)  # any other tiny domain, on first use

@@ -5,7 +5,7 @@ completion ``c`` that a server (vLLM) produced greedily is exactly what an in-pr
 produce iff, fed ``prompt + c`` in one forward pass, the model's argmax at each completion position is the token
 that follows (and, for a completion that stopped, the end-of-turn token comes last). One prefill per prompt checks
 a 1280-token completion, where generating it again costs 1280 decode steps; a prompt that fails the check is
-generated again by the in-process backend (``recipe.eval.hf_backend``) and scored on its own completion.
+generated again by the in-process backend (``recipe.eval.backends.hf``) and scored on its own completion.
 
 What the check reports per prompt: identical or not, the first position where the argmax differs, the logit gap
 there (near 0 = a near-tie that kernels may break either way) and the smallest top-1/top-2 gap along the agreed

@@ -155,7 +155,7 @@ def smollm2_ifeval(report: Path | None = None) -> None:
     written its report, our score per backend beside the card's and the backends' agreement."""
     from IPython.display import display
 
-    from recipe.eval import published_ifeval
+    from recipe.eval.report import published_ifeval
     from recipe.pipeline.tables import readable
     s = published_ifeval.notebook_summary(report)
     print(s["note"])

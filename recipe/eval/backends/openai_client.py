@@ -30,7 +30,7 @@ from typing import Iterable, Iterator
 
 import httpx
 
-from recipe.eval.backends import Generation, Job
+from recipe.eval.backends.base import Generation, Job
 from recipe.eval.sampling import SamplingParams
 
 RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}

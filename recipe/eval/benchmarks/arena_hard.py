@@ -19,9 +19,9 @@ import re
 from statistics import mean
 from typing import Any, Callable
 
+from recipe.eval.benchmarks.registry import RowError, Suite, get_suite, register_suite
 from recipe.eval.metrics import bootstrap_ci
 from recipe.eval.sampling import SamplingParams
-from recipe.eval.suites import RowError, Suite, get_suite, register_suite
 from recipe.rewards.extract import BadResponse, parse_response
 
 TEMPLATE = ("<|User Prompt|>\n{question}\n\n<|The Start of Assistant A's Answer|>\n{a}\n<|The End of Assistant A's "

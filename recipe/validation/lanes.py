@@ -11,8 +11,8 @@ after its domain; the caller is left with the state after the last domain, as in
 in process the rows are bit-identical (``tests/test_validation_lanes.py``); with two, float rounding differs as
 between any two two-thread runs.
 
-The workers (``evaluation.lanes`` of them, ``python -m recipe.eval.lanes``) start on first use and stay for the life
-of the process: one ``recipe run`` kernel pays their start-up (importing torch and transformers) once. A worker
+The workers (``evaluation.lanes`` of them, ``python -m recipe.validation.lanes``) start on first use and stay for the
+life of the process: one ``recipe run`` kernel pays their start-up (importing torch and transformers) once. A worker
 builds the model from its config once per architecture and loads the weights sent with every domain (~1 MB for the
 tiny model). A worker that fails reports its traceback; one that dies is named with its exit code; either way the
 lanes restart at the next validation.
@@ -34,7 +34,7 @@ _MODELS: dict[str, torch.nn.Module] = {}   # worker side: one skeleton per archi
 
 
 class _Lane:
-    """One worker process (``python -m recipe.eval.lanes``) and the two pipes to it (pickled messages between
+    """One worker process (``python -m recipe.validation.lanes``) and the two pipes to it (pickled messages between
     this process and its own child; nothing from outside is unpickled). A module of its own, not
     ``multiprocessing``'s spawn: that re-runs the caller's ``__main__`` script in every worker."""
 
@@ -45,7 +45,7 @@ class _Lane:
             self.proc = _ForkedWorker(to_r, from_w)
         else:
             env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
-            self.proc = subprocess.Popen([sys.executable, "-m", "recipe.eval.lanes", str(to_r), str(from_w)],
+            self.proc = subprocess.Popen([sys.executable, "-m", "recipe.validation.lanes", str(to_r), str(from_w)],
                                          pass_fds=(to_r, from_w), env=env, stdin=subprocess.DEVNULL,
                                          start_new_session=True)  # a Ctrl-C or kernel interrupt reaches this only
         os.close(to_r)
@@ -143,7 +143,7 @@ def prestart_lanes(n: int, fork: bool = False) -> None:
 
 
 def _import_worker_modules() -> None:
-    import recipe.eval.validate  # noqa: F401  (what every task needs, imported before the first one arrives)
+    import recipe.validation.in_process  # noqa: F401  (what every task needs, imported before the first one arrives)
     import recipe.train.agentic  # noqa: F401
     from transformers import AutoModelForCausalLM  # noqa: F401
 
@@ -191,11 +191,11 @@ def _model_from(config, blob: bytes):
 
 def _lane_task(config, blob: bytes, tokenizer, splits_d: dict, domain: str, ecfg, split: str,
                thinking: bool, seed: int) -> tuple[list[dict], bytes]:
-    from recipe.eval.validate import validate_samples
+    from recipe.validation.in_process import validate_in_process
 
-    model = _model_from(config, blob)
-    rows = validate_samples(model, tokenizer, {domain: splits_d}, [domain], ecfg.model_copy(update={"lanes": 1}),
-                            split=split, thinking=thinking, seed=seed)
+    model = _model_from(config, blob)  # in eval mode
+    rows = validate_in_process(model, tokenizer, {domain: splits_d}, [domain], ecfg.model_copy(update={"lanes": 1}),
+                               split=split, thinking=thinking, seed=seed)
     return rows, torch.get_rng_state().numpy().tobytes()
 
 

@@ -5,8 +5,8 @@ the response was generated in thinking mode, so text before ``</think>`` is neve
 None = auto, for responses from any system -- ``recipe.eval.thinking``); rows carry the benchmark's own
 fields (``required_fields``; ``id_field`` names the item). ``summarize`` adds suite-specific metrics to the
 generic avg@k / pass@k summary (IFEval: prompt/instruction level strict and loose; ArenaHard: win rate + bootstrap
-CI). Suites register themselves on import (``register_suite``); ``get_suite`` loads the built-in modules and the
-olympiad suites (``recipe.eval.olympiad``, when present) first. An unknown name is an error listing the known ones.
+CI). Suites register themselves on import (``register_suite``); the package ``recipe.eval.benchmarks`` imports every
+built-in module, so this registry imports none of them. An unknown name is an error listing the known ones.
 """
 from __future__ import annotations
 
@@ -55,6 +55,7 @@ class Suite:
 
 
 _SUITES: dict[str, Suite] = {}
+_FAMILIES: dict[str, Callable[[str], Suite]] = {}
 
 
 def register_suite(suite: Suite) -> Suite:
@@ -64,11 +65,18 @@ def register_suite(suite: Suite) -> Suite:
     return suite
 
 
+def register_family(prefix: str, make: Callable[[str], Suite]) -> None:
+    """Suites made on first use: ``get_suite(prefix + rest)`` calls ``make(rest)`` when no suite of that name is
+    registered (``tiny_<domain>``: any tiny domain, its rows come from the run)."""
+    _FAMILIES[prefix] = make
+
+
 def get_suite(name: str) -> Suite:
-    _load_builtin()
-    if name.startswith("tiny_") and name not in _SUITES and len(name) > 5:
-        from recipe.eval.tiny_suites import register_tiny_domain
-        register_tiny_domain(name.removeprefix("tiny_"))  # any tiny domain; its rows come from the run
+    if name not in _SUITES:
+        for prefix, make in _FAMILIES.items():
+            if name.startswith(prefix) and len(name) > len(prefix):
+                make(name.removeprefix(prefix))
+                break
     try:
         return _SUITES[name]
     except KeyError:
@@ -76,22 +84,4 @@ def get_suite(name: str) -> Suite:
 
 
 def suite_names() -> list[str]:
-    _load_builtin()
     return sorted(_SUITES)
-
-
-# Each module registers its suites on import; recipe.eval.olympiad registers imo-answer, imo-proof, ioi and icpc.
-BUILTIN_MODULES = ("math_suites", "ifeval_suites", "code_suites", "arena_hard", "agentic_suites", "tiny_suites",
-                   "olympiad")
-_loaded = False
-
-
-def _load_builtin() -> None:
-    global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    import importlib
-
-    for mod in BUILTIN_MODULES:
-        importlib.import_module(f"recipe.eval.{mod}")

@@ -16,8 +16,8 @@ import json
 import zlib
 from typing import Any
 
+from recipe.eval.benchmarks.registry import RowError, Suite, register_suite
 from recipe.eval.sampling import SamplingParams
-from recipe.eval.suites import RowError, Suite, register_suite
 from recipe.rewards.code import extract_code
 from recipe.rewards.extract import BadResponse, parse_response
 

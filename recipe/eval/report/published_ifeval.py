@@ -26,7 +26,7 @@ MAX_NEW_TOKENS = 1280      # lighteval's IFEval task: generation_size=1280, stop
 # (setting, model card / lighteval, ours)
 SETTINGS = [
     ("benchmark rows", "google/IFEval, 541 prompts", "IFEval input_data.jsonl (google-research), 541 prompts"),
-    ("scorer", "lighteval's port of the IFEval checkers", "recipe.eval.ifeval_suites (the IFEval checkers)"),
+    ("scorer", "lighteval's port of the IFEval checkers", "recipe.eval.benchmarks.ifeval (the IFEval checkers)"),
     ("metric", "mean(prompt-level strict, instruction-level strict)", "the same (card_metric)"),
     ("system prompt", "none given: the chat template inserts SmolLM's default",
      "none given: the same template inserts the same default"),
@@ -160,7 +160,7 @@ def score_cached_prefix(samples_path: Path, rows: list[dict]) -> tuple[dict[str,
     """Score the cached samples of an unfinished run on the longest *prefix* of ``rows`` whose every prompt has a
     sample -- a fixed subset (the first N prompts), not the prompts that happened to finish first (with requests
     in flight those are the short answers). Returns (items in the shape of ``items.jsonl``, stats)."""
-    from recipe.eval.suites import get_suite
+    from recipe.eval.benchmarks.registry import get_suite
     suite = get_suite("ifeval")
     cached = cached_generations(samples_path)
     items = {}
@@ -178,7 +178,7 @@ def score_cached_prefix(samples_path: Path, rows: list[dict]) -> tuple[dict[str,
 
 def cached_generations(samples_path: Path) -> dict:
     """The first sample of every item in a run's ``samples.jsonl`` (errors skipped), by item id."""
-    from recipe.eval.backends import Generation
+    from recipe.eval.backends.base import Generation
     from recipe.eval.harness import read_jsonl_lenient
     cached: dict[str, Generation] = {}
     for d in read_jsonl_lenient(Path(samples_path)):
@@ -198,15 +198,15 @@ def _item(suite, row: dict, g) -> dict:
 def hf_by_greedy_check(samples_path: Path, rows: list[dict], folder: Path, out: Path, *, batch_size: int = 16,
                        progress=None) -> tuple[dict[str, dict], dict]:
     """The in-process HF backend's IFEval on every prompt the vLLM run finished, without decoding 1280 tokens a
-    prompt twice: each vLLM completion is teacher-forced through the HF model (``recipe.eval.greedy_check``); where
+    prompt twice: each vLLM completion is teacher-forced through the HF model (``recipe.eval.backends.greedy_check``); where
     HF's argmax path is the same, HF's greedy completion *is* that text; every other prompt is generated again in
     process and scored on HF's own completion. Verdicts and regenerations are appended to ``out`` as they finish,
     so a stopped run resumes. Returns (HF items in the shape of ``items.jsonl``, stats)."""
-    from recipe.eval.backends import Generation, Job
-    from recipe.eval.greedy_check import GreedyVerdict, ServedCompletion, summarize, verify_greedy
+    from recipe.eval.backends.base import Generation, Job
+    from recipe.eval.backends.greedy_check import GreedyVerdict, ServedCompletion, summarize, verify_greedy
     from recipe.eval.harness import read_jsonl_lenient
-    from recipe.eval.hf_backend import HFBackend
-    from recipe.eval.suites import get_suite
+    from recipe.eval.backends.hf import HFBackend
+    from recipe.eval.benchmarks.registry import get_suite
     suite = get_suite("ifeval")
     out.mkdir(parents=True, exist_ok=True)
     vpath, gpath = out / "verdicts.jsonl", out / "regenerated.jsonl"

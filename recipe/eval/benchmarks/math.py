@@ -1,6 +1,6 @@
 """AIME 2025 and HMMT Feb 2025: answer-type math, graded on the last ``\\boxed{}`` of the answer (EVAL.md §3) as
-NeMo-Skills' math grader grades it (``recipe.eval.math_grading``; its deliberate deviations are listed there and in
-docs/EVAL_HARNESS.md).
+NeMo-Skills' math grader grades it (``recipe.eval.benchmarks.math_grading``; its deliberate deviations are listed
+there and in docs/EVAL_HARNESS.md).
 
 The answer text follows the thinking rule (``recipe.eval.thinking``): ``thinking=True`` (generated in thinking mode)
 grades only the text after the last ``</think>`` and none when it never closed -- never a ``\\boxed`` mined from
@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from recipe.eval.math_grading import equivalent, final_boxed
+from recipe.eval.benchmarks.math_grading import equivalent, final_boxed
+from recipe.eval.benchmarks.registry import RowError, Suite, register_suite
 from recipe.eval.sampling import SamplingParams
-from recipe.eval.suites import RowError, Suite, register_suite
 from recipe.eval.thinking import parse_mode
 from recipe.rewards.extract import BadResponse, parse_response
 

@@ -6,8 +6,8 @@ each domain to a slot:
 - ``select:<stage>,<stage>``: ONE teacher for every domain routed to this same slot (the paper's multi-domain
   teacher for IF, MCQA, tool calls, structured output). Candidates are those stages' final checkpoints and their
   intermediate ones (``<stage>.teacher_candidate_every``), each validated on the *selection* split on all the
-  group's domains (``validate_candidates``, after the stage trains); the pick has the highest average over the
-  group's domains (ties keep the earlier candidate);
+  group's domains (``recipe.pipeline.teacher_validation``, after the stage trains); the pick has the highest
+  average over the group's domains (ties keep the earlier candidate);
 - ``best``: the domain's best *report-split* checkpoint so far (``best_so_far`` in teachers.json; the old
   "best per domain" option); ``best_of:<stage>,<stage>``: the best of those stages for that domain (scores.json);
 - ``branch:<name>``: a side-branch checkpoint given on the cluster backend.
@@ -97,29 +97,13 @@ def selection_domains(routing: dict[str, str], stage: str, names: list[str]) -> 
     return [d for d in names if d in doms]
 
 
-def validate_candidates(run: RunDir, cfg, stage: str, final_model, tokenizer, splits: dict) -> dict | None:
-    """Score the stage's teacher candidates on the selection split (only the domains of the select groups that
-    name the stage); per-sample JSONL per candidate; ``selection.json``. None when no group names the stage."""
-    from recipe.eval.samples import samples_path, write_samples
-    from recipe.eval.validate import summarize, validate_samples
-    from recipe.model import load_checkpoint
-    doms = selection_domains(cfg.mopd.teacher_routing, stage, cfg.domains.names)
-    if not doms:
-        return None
-    out = {}
-    for name, step, path in candidates(run, stage, cfg.stage(stage).steps):
-        model = final_model if name == "final" else load_checkpoint(path)[0]
-        rows = validate_samples(model, tokenizer, splits, doms, cfg.evaluation, split="select", seed=cfg.run.seed)
-        write_samples(samples_path(run, stage, name, "select"), rows)
-        out[name] = {"step": step, "checkpoint": str(path), "scores": summarize(rows)}
-    return record_selection(run, stage, out)
 
 
 def record_selection(run: RunDir, stage: str, cands: dict[str, dict]) -> dict:
     """Store a stage's teacher candidates scored on the selection split: ``{name: {"step", "checkpoint",
     "scores": {domain: {"score", "ci_low", "ci_high", "n"}}}}`` (name ``final`` or ``step_NNNNNN``). The local
-    backend calls it from ``validate_candidates``; a cluster backend calls it with its own validation results,
-    which must cover every domain of the stage's select groups (paper scale: all of IF, MCQA, tools, JSON)."""
+    backend calls it from ``recipe.pipeline.teacher_validation``; a cluster backend calls it with its own validation
+    results, which must cover every domain of the stage's select groups (paper scale: all of IF, MCQA, tools, JSON)."""
     bad = [n for n, c in cands.items() if not {"step", "checkpoint", "scores"} <= set(c)]
     if bad:
         raise ValueError(f"{stage}: teacher candidates {bad} need step, checkpoint and scores")
@@ -205,21 +189,3 @@ def write_routing(run: RunDir, routing: dict[str, str], domains: list[str]) -> d
     teachers["mopd"] = routing_record(run, routing, domains)
     write_json_atomic(run.teachers_path, teachers)
     return teachers["mopd"]
-
-
-def validate_picks_on_report_split(run: RunDir, cfg, tokenizer, splits: dict) -> None:
-    """A picked teacher that is an intermediate checkpoint was only scored on the selection split: score it on the
-    report split too (its routed domains only), so every teacher appears in the report's comparisons."""
-    from recipe.eval.samples import samples_path, write_samples
-    from recipe.eval.validate import validate_samples
-    from recipe.model import load_checkpoint
-    picks = read_teachers(run).get("mopd", {}).get("teachers", {})
-    by_ck: dict[tuple[str, str, str], list[str]] = {}
-    for d, t in picks.items():
-        name = t.get("candidate", "@final").split("@", 1)[1]
-        if name != "final":
-            by_ck.setdefault((t["stage"], name, t["checkpoint"]), []).append(d)
-    for (stage, name, path), doms in by_ck.items():
-        model = load_checkpoint(run.resolve_path(path))[0]
-        rows = validate_samples(model, tokenizer, splits, doms, cfg.evaluation, split="val", seed=cfg.run.seed)
-        write_samples(samples_path(run, stage, name, "val"), rows)

@@ -9,7 +9,7 @@ from pathlib import Path
 from recipe.config.schema import RecipeConfig
 from recipe.data.cards import tiny_domains_card
 from recipe.domains import build_tiny_splits
-from recipe.pipeline.hashing import sha256_file, sha256_obj
+from recipe.runs.hashing import sha256_file, sha256_obj
 from recipe.runs.layout import DATA_PHASE, RunDir, file_stamp, write_text_atomic
 
 SPLITS = ("train", "val", "select")  # val = the report split, select = the teacher-selection split
@@ -44,6 +44,12 @@ def prepare_data(run: RunDir, cfg: RecipeConfig, force: bool = False) -> dict[st
         "counts": {f"{n}_{s}": len(split[s]) for n, split in splits.items() for s in SPLITS},
         "timings": {"wall_s": round(time.time() - t0, 3)}})
     return files
+
+
+def tiny_domains_card_for(cfg) -> str:
+    """The card ``make run`` writes for profile ``cfg`` (committed for the tiny defaults: data_cards/tiny_domains)."""
+    splits = build_tiny_splits(cfg.domains.tiny, cfg.domains.names, cfg.run.seed)
+    return tiny_domains_card(splits, cfg.data.decontam.ngram, cfg.run.seed)
 
 
 def load_splits(run: RunDir, cfg: RecipeConfig, splits: tuple[str, ...] = SPLITS) -> dict[str, dict[str, list[dict]]]:
