@@ -111,3 +111,34 @@ def test_plain_thinking_template_python_equals_jinja_and_keeps_chatml():
                                         add_generation_prompt=True, enable_thinking=True)
     assert first == (f"<|im_start|>system\n{system}<|im_end|>\n<|im_start|>user\n2+2?<|im_end|>\n"
                      "<|im_start|>assistant\n<think>\n")
+
+
+def test_released_switch_splits_curated_records_by_domain(tmp_path, monkeypatch):
+    """domains.generator: released reads `recipe data curate --out`'s records into the per-domain split files."""
+    import json as _json
+
+    from recipe.domains import build_tiny_splits
+    from recipe.pipeline.data_phase import load_splits, prepare_data
+    from recipe.runs import RunDir
+    names = ["math", "instruction_following"]
+    cfg = load_config("small", ["domains.tiny.train_items=20", "domains.tiny.val_items=10"])
+    made = build_tiny_splits(cfg.domains.tiny, names, 0)
+    (tmp_path / "cur" / "records").mkdir(parents=True)
+    for split, key in (("train", "train"), ("validation", "val")):
+        rows = [r for n in names for r in made[n][key]]
+        (tmp_path / "cur" / "records" / f"{split}.jsonl").write_text("".join(_json.dumps(r) + "\n" for r in rows))
+    over = ["domains.generator=released", f"domains.released_records={tmp_path / 'cur'}",
+            f"domains.names={_json.dumps(names)}", "evaluation.max_new_tokens_per_domain={}", "sft.domain_fraction={}"]
+    cfg = load_config("small", over)
+    run = RunDir(tmp_path / "run")
+    prepare_data(run, cfg)
+    splits = load_splits(run, cfg)
+    for n in names:
+        assert splits[n]["train"] == made[n]["train"]
+        val_ids = {r["id"] for r in splits[n]["val"]}
+        sel_ids = {r["id"] for r in splits[n]["select"]}
+        assert val_ids and sel_ids and not val_ids & sel_ids
+        assert val_ids | sel_ids == {r["id"] for r in made[n]["val"]}
+    with pytest.raises(ValueError, match="no train or validation records for domain.*code"):
+        prepare_data(RunDir(tmp_path / "run2"), load_config("small", [*over[:2], "domains.names=[math, code]",
+                                                                      *over[3:]]))
