@@ -1,7 +1,8 @@
 """Where the local backend trains (``run.device``) and what a stage's manifest records about it.
 
-Precision on CUDA: fp32 master weights with bf16 autocast, not pure bf16. AdamW's update at the RL stages' learning
-rates (1e-6 to 5e-6, paper §4) is ~1e-6 of a weight, far below bf16's resolution (8 mantissa bits: ~4e-3 relative),
+Precision on CUDA: fp32 master weights with bf16 autocast, not pure bf16. AdamW's update at RL learning rates (the
+paper's 2e-6 to 3e-6, App. B Tables 8-10; the small profile's 5e-6 and 1e-5) is ~1e-6 to 1e-5 of a weight, far
+below bf16's resolution (8 mantissa bits: ~4e-3 relative),
 so pure-bf16 weights would drop most updates unless stochastic rounding or a separate fp32 copy were added; at 135M
 parameters the fp32 copy and its Adam moments cost ~2.2 GB, nothing on one GPU, and autocast still runs the matmuls
 in bf16 on the tensor cores. On CPU everything stays fp32 (CPU bf16 matmuls are not faster on the machines this runs
