@@ -23,7 +23,7 @@ from recipe.eval.validate import summarize, validate_samples
 from recipe.model import build_tiny, load_checkpoint, save_checkpoint
 from recipe.pipeline.data_phase import load_splits
 from recipe.pipeline.hashing import sha256_dir
-from recipe.pipeline.stage_inputs import StageNotImplemented, check_runnable, stage_inputs
+from recipe.pipeline.stage_inputs import check_runnable, stage_inputs
 from recipe.pipeline.teachers import (record_scores, validate_candidates, validate_picks_on_report_split,
                                       write_routing)
 from recipe.runs.layout import RunDir
