@@ -29,11 +29,13 @@ def _user_errors():
 def register(app: typer.Typer) -> None:
     @app.command("run")
     def run(
-        profile: str = typer.Option("tiny", help="Profile name (tiny|paper) or a profile directory / config.yaml."),
+        profile: str = typer.Option("tiny", help="Profile name (tiny|small|paper) or a profile directory / "
+                                    "config.yaml."),
         run_id: Optional[str] = typer.Option(None, help="Run id (default: <profile>-seed<seed>)."),
         from_stage: Optional[str] = typer.Option(None, "--from", help="First stage to (re)run."),
         until: Optional[str] = typer.Option(None, help="Last stage to run (default: the profile's run.until)."),
-        set_: List[str] = typer.Option([], "--set", "-s", help="Override a config value: key=value (repeatable)."),
+        set_: List[str] = typer.Option([], "--set", "-s", help="Override a config value: key=value, or @SET for a "
+                                       "named override set such as @small-smoke (repeatable)."),
         no_notebooks: bool = typer.Option(False, help="Run stages in-process instead of through the notebooks."),
         kernel_per_notebook: bool = typer.Option(False, help="Start a kernel per notebook instead of one shared "
                                                  "kernel (its namespace is reset between notebooks)."),

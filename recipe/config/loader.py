@@ -73,8 +73,8 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     return key.split("."), value
 
 
-def _apply_override(data: dict, text: str, origin: dict[str, str]) -> None:
-    parts, value = parse_override(text)
+def _apply_override(data: dict, text: str, origin: dict[str, str], parsed: tuple | None = None) -> None:
+    parts, value = parsed or parse_override(text)
     node = data
     for i, p in enumerate(parts[:-1]):
         if not isinstance(node, dict) or p not in node or not isinstance(node[p], dict):
@@ -126,6 +126,15 @@ def load_config(profile: str | Path = "tiny", overrides: Iterable[str] = ()) -> 
     """Load ``profile`` (name, profile directory or resolved config.yaml) and apply ``key=value`` overrides."""
     data, origin = _read_profile(profile)
     for text in overrides or ():
+        if text.startswith("@"):  # a named override set (recipe.config.override_sets)
+            from recipe.config.override_sets import OverrideSetError, read_override_set
+            try:
+                path, entries = read_override_set(text[1:])
+            except OverrideSetError as e:
+                raise ConfigError(str(e)) from None
+            for key, value in entries:
+                _apply_override(data, f"{path}: {key}", origin, parsed=(key.split("."), value))
+            continue
         _apply_override(data, text, origin)
     try:
         return RecipeConfig.model_validate(data)

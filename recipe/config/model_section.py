@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class NemotronHArch(BaseModel):
@@ -52,7 +52,18 @@ class ModelSection(BaseModel):
         "pretrained: load `name` (a Hub id or local folder) at `revision`.")
     name: str
     revision: Optional[str] = None
-    architecture: NemotronHArch
+    architecture: Optional[NemotronHArch] = Field(None, description="NemotronH shape: built from for build_tiny, "
+                                                  "recorded for the paper's base; a pretrained folder has its own.")
+    thinking: Literal["template", "plain_tokens"] = Field(
+        "template", description="template: the chat template renders thinking mode (the recipe's, or the model's "
+        "when it knows enable_thinking); plain_tokens: the model's own ChatML with <think> written as plain text "
+        "(recipe.model.plain_thinking), for a pretrained model without thinking tokens.")
     tokenizer: Optional[TokenizerSpec] = None
     dtype: Literal["float32", "bfloat16"] = "float32"
     trust_remote_code: bool = Field(False, description="Never execute repository code unless set explicitly.")
+
+    @model_validator(mode="after")
+    def _tiny_needs_shape(self) -> "ModelSection":
+        if self.source == "build_tiny" and (self.architecture is None or self.tokenizer is None):
+            raise ValueError("source: build_tiny needs model.architecture and model.tokenizer")
+        return self

@@ -72,6 +72,9 @@ class DomainsSection(_Section):
     generator: Literal["tiny", "released"] = Field(
         description="tiny: deterministic in-process toy-but-real tasks; released: NVIDIA's released data (recipe data).")
     tiny: Optional[TinyDomainSpec] = None
+    released_records: Optional[str] = Field(None, description="generator: released on the local backend: the "
+                                            "`recipe data curate --out` folder whose records/{train,validation}.jsonl "
+                                            "the data phase splits by domain (recipe.data.released_splits).")
 
 
 class EvaluationSection(_Section):

@@ -16,14 +16,18 @@ SPLITS = ("train", "val", "select")  # val = the report split, select = the teac
 
 
 def data_inputs(cfg: RecipeConfig) -> dict:
-    return {"domains": sha256_obj(cfg.domains.model_dump(mode="json")), "seed": cfg.run.seed}
+    inputs = {"domains": sha256_obj(cfg.domains.model_dump(mode="json")), "seed": cfg.run.seed}
+    if cfg.domains.generator == "released" and cfg.domains.released_records:  # the curated files' contents
+        root = Path(cfg.domains.released_records) / "records"
+        inputs["released_records"] = {p.name: sha256_file(p) for p in sorted(root.glob("*.jsonl"))}
+    return inputs
 
 
 def prepare_data(run: RunDir, cfg: RecipeConfig, force: bool = False) -> dict[str, Path]:
     """Write ``<domain>_{train,val,select}.jsonl``; skipped when done with the same inputs. Returns the file paths."""
-    if cfg.domains.generator != "tiny":
-        raise ValueError("the local data phase generates tiny domains only; for released data use "
-                         "`recipe hub download` + `recipe data curate` (domains.generator: released)")
+    if cfg.domains.generator != "tiny" and not cfg.domains.released_records:
+        raise ValueError("the local data phase generates tiny domains; for released data run `recipe hub download` + "
+                         "`recipe data curate --out DIR` and set domains.released_records=DIR")
     d = run.stage_dir(DATA_PHASE)
     inputs = data_inputs(cfg)
     m = run.read_manifest(DATA_PHASE)
@@ -32,7 +36,11 @@ def prepare_data(run: RunDir, cfg: RecipeConfig, force: bool = False) -> dict[st
             and all(p.exists() and sha256_file(p) == m["outputs"].get(p.name) for p in files.values())):
         return files
     t0 = time.time()
-    splits = build_tiny_splits(cfg.domains.tiny, cfg.domains.names, cfg.run.seed)
+    if cfg.domains.generator == "released":
+        from recipe.data.released_splits import released_splits
+        splits = released_splits(cfg.domains.released_records, cfg.domains.names, cfg.run.seed)
+    else:
+        splits = build_tiny_splits(cfg.domains.tiny, cfg.domains.names, cfg.run.seed)
     for name, split in splits.items():
         for s in SPLITS:
             write_text_atomic(files[f"{name}_{s}"], "".join(json.dumps(r, sort_keys=True) + "\n" for r in split[s]))

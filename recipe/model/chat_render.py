@@ -14,6 +14,7 @@ import json
 from collections.abc import Mapping
 
 from recipe.model.chat_template import CHAT_TEMPLATE
+from recipe.model.plain_thinking import plain_thinking_system
 
 _END = "<|im_end|>\n"
 
@@ -76,14 +77,14 @@ def _tool_call(tc) -> str:
 
 
 def render_chat_py(messages: list[dict], tools: list | None = None, *, enable_thinking: bool = True,
-                   add_generation_prompt: bool = False) -> str:
+                   add_generation_prompt: bool = False, default_system: str = "") -> str:
     """Our chat template in Python (the same string as the Jinja one); raises :class:`_NotPlain` for input it does
-    not cover."""
+    not cover. ``default_system``: the system turn when there is none (``recipe.model.plain_thinking``)."""
     last_user = -1
     for i, m in enumerate(messages):
         if _get(m, "role") in ("user", "tool"):
             last_user = i
-    system = ""
+    system = default_system
     if messages and _get(messages[0], "role") == "system":
         system = messages[0].get("content")
         if not isinstance(system, str):
@@ -143,11 +144,14 @@ def render_chat(messages: list[dict], tools: list | None = None, *, enable_think
 
 def apply_template(tokenizer, messages: list[dict], *, tools: list | None = None, enable_thinking: bool = True,
                    add_generation_prompt: bool = False) -> str:
-    """``tokenizer.apply_chat_template(..., tokenize=False)``, in Python when the tokenizer's template is ours."""
-    if getattr(tokenizer, "chat_template", None) == CHAT_TEMPLATE:
+    """``tokenizer.apply_chat_template(..., tokenize=False)``, in Python when the tokenizer's template is ours (the
+    tiny template, or its plain-token thinking form on a pretrained ChatML model)."""
+    template = getattr(tokenizer, "chat_template", None)
+    default_system = "" if template == CHAT_TEMPLATE else plain_thinking_system(template)
+    if default_system is not None:
         try:
             return render_chat_py(messages, tools, enable_thinking=enable_thinking,
-                                  add_generation_prompt=add_generation_prompt)
+                                  add_generation_prompt=add_generation_prompt, default_system=default_system)
         except _NotPlain:
             pass
     return tokenizer.apply_chat_template(messages, tools=tools, add_generation_prompt=add_generation_prompt,

@@ -20,12 +20,13 @@ from recipe.config.schema import RecipeConfig
 from recipe.domains import tokenizer_corpus
 from recipe.domains.data_phase import load_splits
 from recipe.model import build_tiny, load_checkpoint, save_checkpoint
-from recipe.pipeline.stage_inputs import StageNotImplemented, check_runnable, stage_inputs
+from recipe.pipeline.stage_inputs import check_runnable, stage_inputs
 from recipe.pipeline.teacher_validation import validate_candidates, validate_picks_on_report_split
 from recipe.runs.hashing import sha256_dir
 from recipe.runs.layout import RunDir
 from recipe.runs.teachers import record_scores, write_routing
 from recipe.train.context import StageContext
+from recipe.train.device import StageMeter, resolve_device, stage_tokens
 from recipe.train.generation_caps import GenerationCapWarning, cap_shortfalls
 from recipe.train.rl import train_rl
 from recipe.train.sft import train_sft
@@ -77,6 +78,7 @@ def _swe_agentless_phase(run: RunDir, cfg: RecipeConfig, inputs: dict, splits: d
     phase_run.write_manifest("swe_rl", {"stage": "swe_rl", "phase": "agentless", "status": "running", "inputs": inputs})
     t0 = time.time()
     model, tok = load_checkpoint(run.checkpoint_dir(cfg.input_stage("swe_rl")))
+    model.to(resolve_device(cfg.run.device))
     ctx = StageContext(run=phase_run, stage="swe_rl", cfg=cfg, model=model, tokenizer=tok, splits=splits,
                        progress=progress)
     summary = train_rl(ctx, cfg.swe_rl.agentless)
@@ -117,10 +119,10 @@ def run_stage(run: RunDir, cfg: RecipeConfig, stage: str, *, progress: bool = Tr
     t0 = time.time()
     splits = load_splits(run, cfg)
     try:
-        if stage == "sft":
-            if cfg.model.source != "build_tiny":
-                raise StageNotImplemented("local SFT builds the tiny model; a pretrained base runs on the cluster "
-                                          "backend (`recipe cluster render --stage sft`)")
+        if stage == "sft" and cfg.model.source == "pretrained":  # a local folder (the small profile's SmolLM2)
+            from recipe.model.pretrained import load_pretrained
+            model, tok = load_pretrained(cfg.model)
+        elif stage == "sft":
             corpus = tokenizer_corpus(splits, cfg.domains.names, cfg.model.tokenizer.corpus_examples // 2)
             model, tok = build_tiny(cfg.model, corpus, cfg.run.seed)
         elif stage == "swe_rl":  # agentless phase (own checkpoint), then agentic from it
@@ -133,6 +135,9 @@ def run_stage(run: RunDir, cfg: RecipeConfig, stage: str, *, progress: bool = Tr
                                                 evaluation=stage == "sft")]
         for msg in short:
             warnings.warn(msg, GenerationCapWarning, stacklevel=2)
+        device = resolve_device(cfg.run.device)
+        model.to(device)
+        meter = StageMeter(device)
         ctx = StageContext(run=run, stage=stage, cfg=cfg, model=model, tokenizer=tok, splits=splits,
                            progress=progress)
         scfg = cfg.swe_rl.agentic if stage == "swe_rl" else cfg.stage(stage)
@@ -145,13 +150,14 @@ def run_stage(run: RunDir, cfg: RecipeConfig, stage: str, *, progress: bool = Tr
                 teachers = {}
                 for d, t in inputs["teachers"].items():
                     if t["checkpoint"] not in cache:
-                        cache[t["checkpoint"]] = load_checkpoint(run.resolve_path(t["checkpoint"]))[0]
+                        cache[t["checkpoint"]] = load_checkpoint(run.resolve_path(t["checkpoint"]))[0].to(device)
                     teachers[d] = cache[t["checkpoint"]]
             if scfg.kl_coef > 0:
                 ref = copy.deepcopy(model).eval()
             summary = train_rl(ctx, scfg, teachers=teachers, ref_model=ref)
             if stage == "swe_rl":
                 summary = {**summary, "agentless": phase["metrics_summary"]}
+        runtime = meter.record(stage_tokens(run.read_metrics(stage), getattr(scfg, "generations_per_prompt", None)))
         save_checkpoint(model, tok, run.checkpoint_dir(stage))
         t_train = time.time() - t0
         sha = sha256_dir(run.checkpoint_dir(stage))
@@ -190,6 +196,7 @@ def run_stage(run: RunDir, cfg: RecipeConfig, stage: str, *, progress: bool = Tr
         "metrics_summary": {**summary, "validation": scores,
                             "average": round(sum(scores.values()) / len(scores), 2)},
         "teachers_after": teachers_now,
+        "runtime": runtime,  # device, dtype, peak memory, tokens/s of the training loop (recipe.train.device)
         "timings": {"train_s": round(t_train, 2), "total_s": round(time.time() - t0, 2)},
     }
     run.write_manifest(stage, manifest)  # written last: the stage is done only now

@@ -13,6 +13,7 @@ import torch
 
 from recipe.model.chat_render import apply_template
 from recipe.model.fast_decode import DecodeState, supports_lean_decode
+from recipe.train.device import autocast
 
 _BUCKET_OVERHEAD_TOKENS = 2048  # one more forward costs about as much as this many extra padded tokens (tiny, CPU)
 
@@ -91,9 +92,23 @@ def generate(model, tokenizer, prompts: list[str], *, max_new_tokens: int, tempe
     - Decode steps after the prefill run :class:`recipe.model.fast_decode.DecodeState` on NemotronH models (the same
       math without Hugging Face's per-call overhead); ``lean_decode=False`` or another architecture uses
       :class:`HFDecodeState` (HF's cached forward) behind the same interface.
-    The output layout equals Hugging Face's: [left-padded prompt | response, pad after <|im_end|>].
+    The output layout equals Hugging Face's: [left-padded prompt | response, pad after <|im_end|>]. The model runs
+    on its own device (bf16 autocast on CUDA, ``recipe.train.device``); the returned batch is on the CPU.
     """
+    with autocast(_device(model)):
+        return _generate(model, tokenizer, prompts, max_new_tokens=max_new_tokens, temperature=temperature,
+                         top_p=top_p, greedy=greedy, lean_decode=lean_decode)
+
+
+def _device(model) -> torch.device:
+    p = next(model.parameters(), None)
+    return p.device if p is not None else torch.device("cpu")
+
+
+def _generate(model, tokenizer, prompts: list[str], *, max_new_tokens: int, temperature: float, top_p: float,
+              greedy: bool, lean_decode: bool) -> RolloutBatch:
     B = len(prompts)
+    dev = _device(model)
     eos, pad = tokenizer.eos_token_id, tokenizer.pad_token_id
     uniq, inverse = _unique_prompts(prompts)
     enc = tokenizer(uniq, return_tensors="pt", padding=True, add_special_tokens=False)
@@ -105,11 +120,12 @@ def generate(model, tokenizer, prompts: list[str], *, max_new_tokens: int, tempe
     model.eval()
     try:
         prefill = prefill_in_buckets if lean_decode and supports_lean_decode(model) else HFDecodeState.prefill
-        state, logits_AV = prefill(model, enc["input_ids"], enc["attention_mask"], max_new_tokens, rows=inverse)
-        resp = torch.full((B, max_new_tokens), pad, dtype=torch.long)
-        inf_lp = torch.zeros(B, max_new_tokens)
-        finished = torch.zeros(B, dtype=torch.bool)
-        active = torch.arange(B)               # rows still generating, in state order
+        state, logits_AV = prefill(model, enc["input_ids"].to(dev), enc["attention_mask"].to(dev), max_new_tokens,
+                                   rows=inverse.to(dev))
+        resp = torch.full((B, max_new_tokens), pad, dtype=torch.long, device=dev)
+        inf_lp = torch.zeros(B, max_new_tokens, device=dev)
+        finished = torch.zeros(B, dtype=torch.bool, device=dev)
+        active = torch.arange(B, device=dev)   # rows still generating, in state order
         R = 0                                  # decoding steps run = response columns
         for t in range(max_new_tokens):
             R = t + 1
@@ -117,7 +133,7 @@ def generate(model, tokenizer, prompts: list[str], *, max_new_tokens: int, tempe
                 tok_A = logits_AV.argmax(-1)
             else:
                 scaled = top_p_filter(logits_AV / temperature, top_p)
-                u_B = torch.rand(B)
+                u_B = torch.rand(B).to(dev)     # drawn on the CPU generator: the same numbers on every device
                 tok_A = sample_inverse_cdf(torch.softmax(scaled, -1), u_B[active])
                 # pi_inf: the tempered (unfiltered) distribution, as the loss expects
                 inf_lp[active, t] = torch.log_softmax(logits_AV / temperature, -1).gather(
@@ -138,7 +154,7 @@ def generate(model, tokenizer, prompts: list[str], *, max_new_tokens: int, tempe
     finally:
         if was_training:
             model.train()
-    resp, inf_lp = resp[:, :R], inf_lp[:, :R]
+    resp, inf_lp, finished = resp[:, :R].cpu(), inf_lp[:, :R].cpu(), finished.cpu()
     is_eos = resp == eos
     first_eos = torch.where(is_eos.any(1), is_eos.float().argmax(1), torch.full((B,), R))
     resp_mask = torch.arange(R)[None, :] <= first_eos[:, None]
@@ -173,7 +189,7 @@ class HFDecodeState:
         self.attn_AS = self.attn_AS[rows]
 
     def step(self, tok_A: torch.Tensor) -> torch.Tensor:
-        self.attn_AS = torch.cat([self.attn_AS, torch.ones(len(tok_A), 1, dtype=self.attn_AS.dtype)], 1)
+        self.attn_AS = torch.cat([self.attn_AS, self.attn_AS.new_ones(len(tok_A), 1)], 1)
         out = self.model(input_ids=tok_A[:, None], attention_mask=self.attn_AS, cache=self.cache, use_cache=True)
         return out.logits[:, -1].float()
 
@@ -218,14 +234,18 @@ def sequence_logprobs(model, input_ids_BS, attention_mask_BS, mask_BS=None) -> t
         logits = model(input_ids=input_ids_BS, attention_mask=attention_mask_BS, use_cache=False).logits
         lp = torch.log_softmax(logits[:, :-1].float(), -1).gather(-1, input_ids_BS[:, 1:].unsqueeze(-1)).squeeze(-1)
         return torch.cat([torch.zeros_like(lp[:, :1]), lp], 1)
+    # buckets are planned on the CPU; the model's device (bf16 autocast on CUDA) runs each bucket and its log-probs
+    # come back into one CPU tensor for the losses ([B, S]: small next to the model's work)
+    dev = _device(model)
     out = torch.zeros(input_ids_BS.shape, dtype=torch.float32)
     for rows, lo, hi in length_buckets(input_ids_BS, attention_mask_BS, mask_BS):
-        ids, attn, mask = (t[rows, lo:hi] for t in (input_ids_BS, attention_mask_BS, mask_BS))
-        hidden_BSH = _hidden_states(model, ids, attn, mask)
-        sel = mask[:, 1:].bool()
-        logits_NV = model.lm_head(hidden_BSH[:, :-1][sel]).float()
-        lp_N = torch.log_softmax(logits_NV, -1).gather(-1, ids[:, 1:][sel].unsqueeze(-1)).squeeze(-1)
-        r_idx, c_idx = sel.nonzero(as_tuple=True)
+        ids, attn, mask = (t[rows, lo:hi].to(dev) for t in (input_ids_BS, attention_mask_BS, mask_BS))
+        with autocast(dev):
+            hidden_BSH = _hidden_states(model, ids, attn, mask)
+            sel = mask[:, 1:].bool()
+            logits_NV = model.lm_head(hidden_BSH[:, :-1][sel]).float()
+        lp_N = torch.log_softmax(logits_NV, -1).gather(-1, ids[:, 1:][sel].unsqueeze(-1)).squeeze(-1).cpu()
+        r_idx, c_idx = sel.cpu().nonzero(as_tuple=True)
         out[rows[r_idx], lo + 1 + c_idx] = lp_N
     return out
 
@@ -304,7 +324,9 @@ def _hidden_states(model, input_ids_BS, attention_mask_BS, mask_BS) -> torch.Ten
     if P == 0 or 2 * len(uniq) > B:
         mask = None if right_padded_only(attention_mask_BS) else attention_mask_BS
         return model.model(input_ids=input_ids_BS, attention_mask=mask, use_cache=False)[0]
-    first = torch.full((len(uniq),), B, dtype=torch.long).scatter_reduce(0, inverse, torch.arange(B), reduce="amin")
+    dev = input_ids_BS.device
+    first = torch.full((len(uniq),), B, dtype=torch.long, device=dev).scatter_reduce(
+        0, inverse, torch.arange(B, device=dev), reduce="amin")
     head = model.model(input_ids=input_ids_BS[first, :P], attention_mask=attention_mask_BS[first, :P], use_cache=True)
     cache = head.cache
     cache.reorder_cache(inverse)

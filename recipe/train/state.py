@@ -29,10 +29,22 @@ def _optimizer_tensors(opt: torch.optim.Optimizer) -> tuple[dict[str, torch.Tens
     for pid, st in sd["state"].items():
         for k, v in st.items():
             if torch.is_tensor(v):
-                tensors[f"{pid}.{k}"] = v.contiguous()
+                tensors[f"{pid}.{k}"] = v.detach().cpu().contiguous()
             else:
                 scalars[f"{pid}.{k}"] = v
     return tensors, {"scalars": scalars, "param_groups": sd["param_groups"]}
+
+
+def _unshared(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """CPU copies safetensors can write: a tensor that shares storage with an earlier one (tied input/output
+    embeddings, e.g. SmolLM2's) is cloned; loading writes the same values into the one tied parameter twice."""
+    out, seen = {}, set()
+    for k, v in state.items():
+        t = v.detach().cpu().contiguous()
+        ptr = t.untyped_storage().data_ptr()
+        out[k] = t.clone() if ptr in seen else t
+        seen.add(ptr)
+    return out
 
 
 def save_state(dirpath: Path, model, optimizer, step: int, extra: dict | None = None) -> None:
@@ -41,7 +53,7 @@ def save_state(dirpath: Path, model, optimizer, step: int, extra: dict | None = 
     if tmp.exists():
         shutil.rmtree(tmp)
     tmp.mkdir(parents=True)
-    save_file({k: v.contiguous() for k, v in model.state_dict().items()}, str(tmp / "model.safetensors"))
+    save_file(_unshared(model.state_dict()), str(tmp / "model.safetensors"))
     tensors, meta = _optimizer_tensors(optimizer)
     save_file(tensors, str(tmp / "optimizer.safetensors"))
     (tmp / "state.json").write_text(json.dumps({"step": step, "optimizer": meta, **(extra or {})}))

@@ -1,0 +1,72 @@
+"""What the recipe did to a real model: a run's final checkpoint against the model it started from (the small
+profile: the imported SmolLM2-135M-Instruct), on the same rows of the same suites through the eval harness
+(``recipe.eval.api.evaluate``), each score with its 95% CI and n, and the paired-bootstrap delta per suite
+(items both checkpoints scored). A delta whose interval contains 0 is "not shown", never a gain.
+
+On CPU this is run on the smoke's short run (2 steps a stage): it shows the comparison works, not what the full
+profile does to the model; on a GPU it is the full small profile's final checkpoint.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from recipe.stats.intervals import paired_bootstrap_delta
+
+
+def _item_scores(path: Path) -> dict[str, float]:
+    out = {}
+    if path.exists():
+        for line in path.read_text().splitlines():
+            d = json.loads(line)
+            if d.get("mean_score") is not None:
+                out[str(d["id"])] = float(d["mean_score"])
+    return out
+
+
+def compare_to_start(run, cfg, *, start: str | Path | None = None, stage: str | None = None,
+                     tiny_limit: int | None = None, real_suites: dict[str, int] | None = None,
+                     out: str | Path | None = None) -> list[dict]:
+    """Evaluate ``start`` (default ``cfg.model.name``) and ``stage``'s checkpoint (default the run's last stage) on
+    the tiny suites of the run's domains and on ``real_suites`` (default ``benchmarks.eval_phase.real_suites``), with
+    the eval phase's sampling settings; returns one row per suite: before / after score with CI and n, and the
+    paired delta with its CI (``shown``: the interval excludes 0). Results are written under ``out``."""
+    from recipe.eval.api import evaluate
+    from recipe.eval.backends.hf import HFBackend
+    ep = cfg.benchmarks.eval_phase
+    stage = stage or cfg.run.until
+    start = Path(start or cfg.model.name)
+    out = Path(out or run.path / "eval" / "before_after")
+    knobs = dict(k=ep.k, temperature=ep.temperature, top_p=ep.top_p, thinking=ep.thinking, seed=cfg.run.seed,
+                 cfg=cfg, run_id=run.run_id, stage=stage)
+    tiny = ep.tiny_suites or [f"tiny_{d}" for d in cfg.domains.names]
+    real = ep.real_suites if real_suites is None else real_suites
+    results = {}
+    for label, ckpt in (("before", start), ("after", run.checkpoint_dir(stage))):
+        backend = HFBackend(ckpt, batch_size=ep.batch_size)
+        if label == "before" and cfg.model.thinking == "plain_tokens":
+            from recipe.model.plain_thinking import adopt_plain_thinking
+            adopt_plain_thinking(backend.tokenizer)  # the run's thinking convention, as the run's checkpoints carry
+        res = evaluate(tiny, out=out / label, backend=backend, limit=tiny_limit or ep.tiny_limit, **knobs)
+        for name, n in real.items():
+            res.update(evaluate([name], out=out / label, backend=backend, limit=n, max_tokens=ep.max_tokens,
+                                **knobs))
+        results[label] = res
+    rows = []
+    for name in results["after"]:
+        b, a = results["before"].get(name, {}), results["after"][name]
+        row = {"suite": name}
+        if "unavailable" in a or "unavailable" in b:
+            row["unavailable"] = a.get("unavailable") or b.get("unavailable")
+            rows.append(row)
+            continue
+        for label, r in (("before", b), ("after", a)):
+            row[label] = {"score": r.get("score"), "ci95": r.get("ci95"), "n": r.get("n")}
+        d = paired_bootstrap_delta(_item_scores(out / "after" / name / "items.jsonl"),
+                                   _item_scores(out / "before" / name / "items.jsonl"), scale=100.0)
+        row["delta"] = {"score": round(d.score, 2), "ci95": [round(d.ci_low, 2), round(d.ci_high, 2)], "n": d.n}
+        row["shown"] = d.ci_low > 0 or d.ci_high < 0
+        rows.append(row)
+    (out / "comparison.json").write_text(json.dumps({"start": str(start), "stage": stage, "rows": rows}, indent=2)
+                                         + "\n")
+    return rows

@@ -1,0 +1,155 @@
+"""A Llama-architecture model (SmolLM2's family) through the trainers' own code: generation falls back from the
+NemotronH lean decode step to Hugging Face's cached forward; log-probs with prefix sharing equal a plain forward;
+one GRPO step and one MOPD step on a fixed batch move the parameters and lower that batch's loss; the step state
+(tied embeddings included) round-trips. The model is a small Llama built offline with the project's tokenizer
+trainer, so this runs everywhere."""
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+from transformers import LlamaConfig, LlamaForCausalLM
+
+from recipe.model.chat_render import apply_template
+from recipe.model.fast_decode import supports_lean_decode
+from recipe.model.tokenizer import train_tokenizer
+from recipe.train.advantages import AdvantageInputs, get_estimator
+from recipe.train.losses import grpo_loss, mopd_loss
+from recipe.train.rollout import generate, sequence_logprobs
+from recipe.train.state import load_state, save_state
+
+CORPUS = [f"<|im_start|>user\nAdd {a} and {b}.<|im_end|>\n<|im_start|>assistant\n<think>\n{a} plus {b}\n</think>\n"
+          f"{a + b}<|im_end|>\n" for a in range(12) for b in range(12)]
+
+
+@pytest.fixture(scope="module")
+def llama():
+    torch.manual_seed(0)
+    tok = train_tokenizer(CORPUS, 300)
+    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
+                      tie_word_embeddings=True, pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id,
+                      bos_token_id=None)
+    model = LlamaForCausalLM(cfg).eval()
+    return model, tok
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+def _prompts(tok, n: int, group: int) -> list[str]:
+    return [apply_template(tok, [{"role": "user", "content": f"Add {i} and {i + 1}."}], add_generation_prompt=True)
+            for i in range(n) for _ in range(group)]
+
+
+def test_generation_falls_back_to_hf_cached_forward_and_matches_hf_greedy(llama):
+    model, tok = llama
+    assert not supports_lean_decode(model)
+    prompt = _prompts(tok, 1, 1)
+    ro = generate(model, tok, prompt, max_new_tokens=10, temperature=1.0, top_p=1.0, greedy=True)
+    ids = tok(prompt, return_tensors="pt", add_special_tokens=False)["input_ids"]
+    hf = model.generate(ids, max_new_tokens=10, do_sample=False, eos_token_id=tok.eos_token_id,
+                        pad_token_id=tok.pad_token_id)[0, ids.shape[1]:]
+    ours = ro.input_ids_BS[0, ids.shape[1]:][ro.mask_BS[0, ids.shape[1]:].bool()]
+    assert ours.tolist() == hf[: len(ours)].tolist() and len(ours) > 0
+
+
+def test_logprobs_with_shared_prefixes_equal_a_plain_forward(llama):
+    model, tok = llama
+    torch.manual_seed(1)
+    ro = generate(model, tok, _prompts(tok, 2, 3), max_new_tokens=8, temperature=1.0, top_p=1.0)
+    shared = sequence_logprobs(model, ro.input_ids_BS, ro.attention_mask_BS, ro.mask_BS)
+    plain = sequence_logprobs(model, ro.input_ids_BS, ro.attention_mask_BS) * ro.mask_BS
+    assert torch.allclose(shared, plain, atol=1e-4)
+    # the sampler's own log-probs (pi_inf at T=1) are the policy's
+    assert torch.allclose(ro.inf_logprobs_BS * ro.mask_BS, plain, atol=1e-4)
+
+
+def _batch(model, tok, seed: int):
+    torch.manual_seed(seed)
+    return generate(model, tok, _prompts(tok, 2, 4), max_new_tokens=8, temperature=1.0, top_p=1.0)
+
+
+def _params(model) -> dict:
+    return {n: p.detach().clone() for n, p in model.named_parameters()}
+
+
+def test_one_grpo_step_moves_parameters_and_lowers_the_batch_loss(llama):
+    model = copy.deepcopy(llama[0])
+    tok = llama[1]
+    ro = _batch(model, tok, 2)
+    rewards = torch.tensor([1.0, 0.0, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0])
+    adv_B = get_estimator("grpo").compute_advantage(AdvantageInputs(
+        rewards_B=rewards, group_ids_B=torch.arange(2).repeat_interleave(4), mask_BS=torch.ones(8, 1)))[:, 0]
+    adv_BS = adv_B[:, None] * ro.mask_BS
+    ref = copy.deepcopy(model).eval()
+
+    def loss():
+        lp = sequence_logprobs(model, ro.input_ids_BS, ro.attention_mask_BS, ro.mask_BS)
+        with torch.no_grad():
+            ref_lp = sequence_logprobs(ref, ro.input_ids_BS, ro.attention_mask_BS, ro.mask_BS)
+        return grpo_loss(lp, adv_BS, ro.mask_BS, ref_logprobs_BS=ref_lp, kl_coef=0.03)[0]
+
+    before, p0 = loss(), _params(model)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, betas=(0.9, 0.95), weight_decay=0.0)
+    model.train()
+    before.backward()
+    opt.step()
+    model.eval()
+    moved = [n for n, p in model.named_parameters() if not torch.equal(p, p0[n])]
+    assert "model.embed_tokens.weight" in moved and any("layers.1" in n for n in moved)
+    with torch.no_grad():
+        after = loss()
+    assert after.item() < before.item()
+
+
+def test_one_mopd_step_moves_parameters_and_lowers_the_reverse_kl_on_the_batch(llama):
+    model = copy.deepcopy(llama[0])
+    tok = llama[1]
+    teacher = copy.deepcopy(model).eval()
+    with torch.no_grad():
+        teacher.lm_head.weight.mul_(3.0)  # a sharper teacher (tied: the embeddings scale too)
+    ro = _batch(model, tok, 3)
+    with torch.no_grad():
+        teacher_lp = sequence_logprobs(teacher, ro.input_ids_BS, ro.attention_mask_BS, ro.mask_BS)
+    opd = get_estimator("opd")
+
+    def loss():
+        lp = sequence_logprobs(model, ro.input_ids_BS, ro.attention_mask_BS, ro.mask_BS)
+        adv = opd.compute_advantage(AdvantageInputs(rewards_B=None, group_ids_B=None, mask_BS=ro.mask_BS,
+                                                    train_logprobs_BS=lp, teacher_logprobs_BS=teacher_lp))
+        return mopd_loss(lp, ro.inf_logprobs_BS, adv, ro.mask_BS)
+
+    before, m0 = loss()
+    assert m0["masked_frac"] == 0.0  # on-policy: every ratio is 1
+    p0 = _params(model)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    model.train()
+    before.backward()
+    opt.step()
+    model.eval()
+    assert any(not torch.equal(p, p0[n]) for n, p in model.named_parameters())
+    with torch.no_grad():
+        _, m1 = loss()
+    assert m1["reverse_kl"] < m0["reverse_kl"]
+
+
+def test_step_state_round_trips_a_model_with_tied_embeddings(llama, tmp_path):
+    model = copy.deepcopy(llama[0])
+    assert model.lm_head.weight.data_ptr() == model.model.embed_tokens.weight.data_ptr()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    ro = _batch(model, llama[1], 4)
+    sequence_logprobs(model, ro.input_ids_BS, ro.attention_mask_BS, ro.mask_BS).sum().backward()
+    opt.step()
+    save_state(tmp_path / "state", model, opt, 1)
+    fresh = copy.deepcopy(llama[0])
+    fresh_opt = torch.optim.AdamW(fresh.parameters(), lr=1e-2)
+    assert load_state(tmp_path / "state", fresh, fresh_opt) == 1
+    assert all(torch.equal(p, dict(model.named_parameters())[n]) for n, p in fresh.named_parameters())
+    assert fresh.lm_head.weight.data_ptr() == fresh.model.embed_tokens.weight.data_ptr()  # still tied

