@@ -58,3 +58,13 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if order.is_enabled and order.bucket_type != "none":
         terminalreporter.write_line(f"test order: shuffled; replay it with -p random_order "
                                     f"--random-order-bucket={order.bucket_type} --random-order-seed={order.seed}")
+
+
+@pytest.fixture
+def one_torch_thread():
+    """Torch on one thread for the test (make test runs two workers on two cores; small matmuls repeat exactly)."""
+    import torch
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)

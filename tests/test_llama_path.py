@@ -35,12 +35,7 @@ def llama():
     return model, tok
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _prompts(tok, n: int, group: int) -> list[str]:

@@ -10,12 +10,7 @@ from _tiny_stage import sharper_teacher, tiny_context
 from recipe.train import rl
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _first_group_all_equal(ctx, scfg, records, texts, group_size):

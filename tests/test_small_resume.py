@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from _smollm2 import smollm2_folder
+from _step_hooks import Killed, die_after_step, record_steps
 from recipe.config import load_config
 from recipe.domains import build_tiny_splits
 from recipe.model.pretrained import load_pretrained
@@ -20,10 +21,6 @@ from recipe.train.sft import train_sft
 pytestmark = pytest.mark.slow
 OVERRIDES = ["@small-smoke", "sft.steps=4", "sft.save_every=2", "sft.max_seq_len=96", "sft.lr=1e-4"]
 TIMING = {"time_s"}
-
-
-class Killed(BaseException):
-    """Stands in for SIGKILL: raised right after a step's metrics row is written, before its state is saved."""
 
 
 def _context(tmp_path: Path, run_name: str) -> StageContext:
@@ -47,14 +44,7 @@ def test_killed_small_sft_resumes_after_its_last_saved_step(tmp_path, monkeypatc
     del ref
 
     victim = _context(tmp_path, "victim")
-    append = type(victim.run).append_metrics
-
-    def append_then_die(self, stage_name, row):
-        append(self, stage_name, row)
-        if row["step"] == 2:
-            raise Killed
-
-    monkeypatch.setattr(type(victim.run), "append_metrics", append_then_die)
+    die_after_step(monkeypatch, victim.run, 2)
     with pytest.raises(Killed):
         train_sft(victim, victim.cfg.sft)
     monkeypatch.undo()
@@ -64,14 +54,7 @@ def test_killed_small_sft_resumes_after_its_last_saved_step(tmp_path, monkeypatc
 
     again = _context(tmp_path, "victim")  # a new process reloads the stage's input: the imported weights
     imported = again.model.model.embed_tokens.weight.detach().clone()
-    ran: list[int] = []
-    append = type(again.run).append_metrics
-
-    def counting_append(self, stage_name, row):
-        ran.append(row["step"])
-        append(self, stage_name, row)
-
-    monkeypatch.setattr(type(again.run), "append_metrics", counting_append)
+    ran = record_steps(monkeypatch, again.run)
     train_sft(again, again.cfg.sft)
     assert ran == [2, 3], "the re-run must run only the steps after the saved state (a restart runs 0..3)"
     assert "[sft] resuming at step 2 of 4" in capsys.readouterr().err

@@ -13,12 +13,7 @@ from recipe.train.rollout import generate, render_prompt, sequence_logprobs
 from recipe.train.sft import train_sft
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _unchanged(before: dict, model) -> list[str]:

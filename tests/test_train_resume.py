@@ -8,6 +8,7 @@ import os
 import pytest
 import torch
 
+from _step_hooks import Killed, die_after_step, record_steps
 from _tiny_stage import params, sharper_teacher, tiny_context
 
 from recipe.train import rl
@@ -17,12 +18,7 @@ from recipe.train.state import load_state, resume_step, save_state
 TIMING = {"time_s", "gen_time_s"}
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 # ---- save/load round trip -------------------------------------------------------------------------------------
@@ -107,10 +103,6 @@ def test_without_state_the_trainer_starts_at_step_zero_and_says_so(tmp_path, cap
 
 # ---- a killed stage resumes (SFT, GRPO, MOPD) --------------------------------------------------------------
 
-class Killed(BaseException):
-    """Stands in for SIGKILL: raised right after a step's metrics row is written, before its state is saved."""
-
-
 STAGES = {
     # stage: overrides; 6 steps with a state after steps 2 and 4; the kill lands after step index 4 is logged,
     # so the state on disk covers 4 steps and the re-run must run exactly steps 4 and 5.
@@ -145,14 +137,7 @@ def test_killed_stage_resumes_after_its_last_saved_step(tmp_path, monkeypatch, c
     assert [r["step"] for r in ref_rows] == list(range(6))
 
     victim = tiny_context(tmp_path, stage, STAGES[stage], run_name="victim")
-    append = type(victim.run).append_metrics
-
-    def append_then_die(self, stage_name, row):
-        append(self, stage_name, row)
-        if row["step"] == 4:
-            raise Killed
-
-    monkeypatch.setattr(type(victim.run), "append_metrics", append_then_die)
+    die_after_step(monkeypatch, victim.run, 4)
     with pytest.raises(Killed):
         _train(victim)
     monkeypatch.undo()
@@ -161,14 +146,7 @@ def test_killed_stage_resumes_after_its_last_saved_step(tmp_path, monkeypatch, c
 
     # the re-run: a new process would rebuild the stage's input model; so do we (untrained weights again)
     again = tiny_context(tmp_path, stage, STAGES[stage], run_name="victim")
-    ran: list[int] = []
-    append = type(again.run).append_metrics
-
-    def counting_append(self, stage_name, row):
-        ran.append(row["step"])
-        append(self, stage_name, row)
-
-    monkeypatch.setattr(type(again.run), "append_metrics", counting_append)
+    ran = record_steps(monkeypatch, again.run)
     _train(again)
     assert ran == [4, 5], "the re-run must run only the steps after the saved state (a restart runs 0..5)"
     assert f"[{stage}] resuming at step 4 of 6" in capsys.readouterr().err
