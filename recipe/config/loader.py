@@ -15,6 +15,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from recipe.config.schema import RecipeConfig
+from recipe.config.yaml_files import read_mapping
 
 PROFILES_DIR = Path(__file__).parent / "profiles"
 
@@ -28,13 +29,7 @@ def available_profiles() -> list[str]:
 
 
 def _read_yaml(path: Path) -> dict:
-    try:
-        data = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as e:
-        raise ConfigError(f"{path}: not valid YAML: {e}") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: top level must be a mapping of sections, got {type(data).__name__}")
-    return data
+    return read_mapping(path, ConfigError, "a mapping of sections")
 
 
 def _read_profile(profile: str | Path) -> tuple[dict, dict[str, str]]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
+from recipe.config.yaml_files import read_mapping
 
 OVERRIDES_DIR = Path(__file__).parent / "overrides"
 
@@ -35,12 +35,7 @@ def override_set_path(name: str) -> Path:
 def read_override_set(name: str) -> tuple[Path, list[tuple[str, object]]]:
     """(file, [(dotted key, value), ...]) of an override set, in file order."""
     path = override_set_path(name)
-    try:
-        data = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as e:
-        raise OverrideSetError(f"{path}: not valid YAML: {e}") from None
-    if not isinstance(data, dict):
-        raise OverrideSetError(f"{path}: expected a mapping of dotted.key: value, got {type(data).__name__}")
+    data = read_mapping(path, OverrideSetError, "a mapping of dotted.key: value")
     bad = [k for k in data if not isinstance(k, str) or not k or any(not p for p in k.split("."))]
     if bad:
         raise OverrideSetError(f"{path}: bad key(s) {bad}: each key is a dotted path such as sft.steps")
