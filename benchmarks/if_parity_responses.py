@@ -76,8 +76,8 @@ IFEVAL_TARGETED = {
         "The body of the letter.\n\n" + str(kw.get("postscript_marker") or "P.S.") + " one more thing.",
         "The body of the letter, and nothing after it."),
     "detectable_format:number_bullet_lists": lambda kw: (
-        "\n".join(f"* item {i}" for i in range(_n(kw, "num_bullets"))),
-        "\n".join(f"* item {i}" for i in range(_n(kw, "num_bullets") + 1))),
+        "\n".join(f"* point {i}" for i in range(_n(kw, "num_bullets"))),
+        "\n".join(f"* point {i}" for i in range(_n(kw, "num_bullets") + 1))),
     "detectable_format:constrained_response": lambda kw: ("My answer is yes.", "Yes, certainly."),
     "detectable_format:number_highlighted_sections": lambda kw: (
         " ".join(f"*part {i}*" for i in range(_n(kw, "num_highlights"))), "No highlights at all."),
