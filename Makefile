@@ -70,7 +70,7 @@ run: setup
 # the two venvs are independent: they install side by side (most of it is download and unpacking)
 test:
 	@$(MAKE) --no-print-directory -j2 setup vllm-venv
-	$(PY) -m pytest -q -n 2 --timeout=900 --durations=20 -p random_order --random-order-bucket=global tests
+	$(PY) -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder --timeout=900 --durations=20 -p random_order --random-order-bucket=global tests
 
 # Saving a notebook writes the commit format (recipe/pipeline/lab_hooks.py): open, run, save leaves git clean.
 # Jupyter refuses to start as root without --allow-root; containers and many cluster nodes run as root.

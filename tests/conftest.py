@@ -23,6 +23,11 @@ if (SHARED_DIR / "fixtures").is_dir():
     os.environ.setdefault("RECIPE_BENCHMARK_MIRROR", str(SHARED_DIR))
 if (SHARED_DIR / "nltk_data").is_dir():
     os.environ["NLTK_DATA"] = os.pathsep.join(p for p in (str(SHARED_DIR / "nltk_data"), os.environ.get("NLTK_DATA")) if p)
+# ``make test`` runs as many pytest-xdist workers as cores: each worker (and every process it starts: stage runs,
+# papermill kernels) computes on one thread. Two workers each asking torch / OpenMP for every core oversubscribe
+# the machine, and OpenMP's waiting threads then slow a long in-process run several times over.
+if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) >= (os.cpu_count() or 1):
+    os.environ.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
 
 
 @pytest.fixture(scope="session")
@@ -40,12 +45,14 @@ def shared_dir() -> Path:
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(session, config, items):
-    """Tests marked ``starts_first`` move to the front after pytest-random-order's shuffle (the rest keeps the
-    shuffled order, and a printed seed still replays it): under ``-n 2`` the first worker starts the longest test
-    (the real-browser JupyterLab run) at once, while the other works through the rest."""
-    first = [it for it in items if it.get_closest_marker("starts_first")]
+    """The files of tests marked ``starts_first`` move to the front after pytest-random-order's shuffle (the rest
+    keeps the shuffled order, and a printed seed still replays it). ``make test`` hands whole files to its workers
+    (``--dist loadfile``, in this order): a file's module fixtures (a served model, a judged set of submissions, the
+    small smoke run) are built once, and the longest files start first while the other worker works through the
+    rest."""
+    first = {it.path for it in items if it.get_closest_marker("starts_first")}
     if first:
-        items[:] = first + [it for it in items if not it.get_closest_marker("starts_first")]
+        items[:] = [it for it in items if it.path in first] + [it for it in items if it.path not in first]
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):

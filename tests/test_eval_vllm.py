@@ -14,7 +14,7 @@ import pytest
 from _smollm2 import smollm2_folder
 from recipe.serve.vllm_env import vllm_unavailable_reason
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.starts_first]
 RECIPE = [sys.executable, "-c", "import sys; from recipe.cli import main; sys.argv[0] = 'recipe'; main()"]
 PROMPTS = ["What is the capital of France?", "Write a haiku about the sea.",
            "List three prime numbers, separated by commas.", "Explain in one sentence what a CPU does."]

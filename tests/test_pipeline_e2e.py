@@ -18,6 +18,8 @@ from _tiny_fast import FAST
 from recipe.config.schema import STAGE_PLAN
 from recipe.runs import RunDir
 
+pytestmark = pytest.mark.starts_first  # whole cascades: the longest file of the suite
+
 LOCAL = ["sft", "if_rl", "multi_domain_rl", "rlhf_branch", "mopd", "rlhf", "long_context_rl", "code_rl", "swe_rl"]
 DOMAINS = {"math", "instruction_following", "mcqa", "tool_call", "chat", "long_context", "code", "swe", "swe_agentic"}
 VAL_N = {"long_context": 6, "code": 6, "swe": 6, "swe_agentic": 3}  # FAST: val_items_per_domain; others 16

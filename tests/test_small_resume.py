@@ -18,7 +18,7 @@ from recipe.runs import RunDir
 from recipe.train.context import StageContext
 from recipe.train.sft import train_sft
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.starts_first]
 OVERRIDES = ["@small-smoke", "sft.steps=4", "sft.save_every=2", "sft.max_seq_len=96", "sft.lr=1e-4"]
 TIMING = {"time_s"}
 
@@ -35,8 +35,7 @@ def _rows(ctx) -> list[dict]:
     return [{k: v for k, v in r.items() if k not in TIMING} for r in ctx.run.read_metrics("sft")]
 
 
-def test_killed_small_sft_resumes_after_its_last_saved_step(tmp_path, monkeypatch, capsys):
-    torch.set_num_threads(2)
+def test_killed_small_sft_resumes_after_its_last_saved_step(tmp_path, monkeypatch, capsys, one_torch_thread):
     ref = _context(tmp_path, "ref")
     train_sft(ref, ref.cfg.sft)
     ref_rows = _rows(ref)

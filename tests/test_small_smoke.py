@@ -16,7 +16,9 @@ import pytest
 from _smollm2 import smollm2_folder
 from recipe.config.schema import STAGE_PLAN
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.starts_first]
+# the override set's 2 threads; 1 under make test, whose two workers share the two cores (tests/conftest.py)
+THREADS = int(os.environ.get("OMP_NUM_THREADS") or 2)
 RECIPE = [sys.executable, "-c", "import sys; from recipe.cli import main; sys.argv[0] = 'recipe'; main()"]
 
 
@@ -27,7 +29,8 @@ def smoke(tmp_path_factory):
     in the run's shared temp folder; a file lock lets the first one build it and a marker written at the end
     lets the others reuse it."""
     folder = smollm2_folder()
-    root = tmp_path_factory.getbasetemp().parent / "small-smoke"  # shared by every xdist worker of this pytest run
+    base = tmp_path_factory.getbasetemp()  # under xdist a worker's folder inside this pytest run's folder
+    root = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "small-smoke"
     root.mkdir(parents=True, exist_ok=True)
     runs, done = root / "runs", root / "built"
     with open(root / ".lock", "w") as lock:
@@ -37,7 +40,8 @@ def smoke(tmp_path_factory):
             os.environ["RECIPE_RUNS_DIR"] = str(runs)
             try:
                 from recipe.pipeline.runner import run_pipeline
-                run_pipeline("small", run_id="smoke", overrides=["@small-smoke", f"model.name={folder}"],
+                run_pipeline("small", run_id="smoke", overrides=["@small-smoke", f"model.name={folder}",
+                                                                  f"run.torch_threads={THREADS}"],
                              via_notebooks=False)
             finally:
                 if old is None:
@@ -57,7 +61,7 @@ def test_every_stage_ran_on_the_real_model_and_recorded_its_device(smoke):
         metrics = run.read_metrics(stage)
         assert [r["step"] for r in metrics] == [0, 1], stage
         rt = m["runtime"]
-        assert rt["device"] == "cpu" and rt["dtype"] == "float32" and rt["torch_threads"] == 2
+        assert rt["device"] == "cpu" and rt["dtype"] == "float32" and rt["torch_threads"] == THREADS
         assert rt["peak_memory_mb"] > 500  # the 135M model's fp32 weights alone are ~540 MB
         assert rt["tokens"] > 0 and rt["tokens_per_s"] > 0
     cfg = json.loads((run.path / "run.json").read_text())
@@ -131,3 +135,30 @@ def test_final_checkpoint_serves_in_vllm(smoke, tmp_path):
         assert out["usage"]["prompt_tokens"] > 0
     finally:
         srv.stop()
+
+
+def test_compare_to_start_scores_the_start_and_the_final_checkpoint_on_the_same_rows(smoke):
+    run, runs, _ = smoke
+    env = {**os.environ, "RECIPE_RUNS_DIR": str(runs)}
+    r = subprocess.run([*RECIPE, "compare-to-start", "--run-id", "smoke", "--tiny-limit", "2"], capture_output=True,
+                       text=True, env=env, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "(before) vs swe_rl (after)" in r.stdout
+    data = json.loads((run.path / "eval" / "before_after" / "comparison.json").read_text())
+    rows = {row["suite"]: row for row in data["rows"]}
+    assert {f"tiny_{d}" for d in ("math", "chat", "code", "swe_agentic")} <= set(rows) and "ifeval" in rows
+    for name, row in rows.items():
+        if "unavailable" in row:
+            continue
+        before, after, delta = row["before"], row["after"], row["delta"]
+        assert before["n"] == after["n"] == delta["n"] > 0, name  # the same rows for both checkpoints
+        # the paired delta over the same rows is the difference of the two means
+        assert abs(delta["score"] - (after["score"] - before["score"])) < 0.02 + 1e-9, name
+        lo, hi = delta["ci95"]
+        assert lo <= delta["score"] <= hi and row["shown"] == (lo > 0 or hi < 0), name
+        assert ("not shown" in r.stdout) or row["shown"]
+    for label in ("before", "after"):  # each checkpoint scored and cached its own samples
+        assert (run.path / "eval" / "before_after" / label / "ifeval" / "items.jsonl").is_file()
+    bad = subprocess.run([*RECIPE, "compare-to-start", "--run-id", "no-such-run"], capture_output=True, text=True,
+                         env=env, timeout=120)
+    assert bad.returncode == 2 and "no-such-run" in bad.stdout + bad.stderr

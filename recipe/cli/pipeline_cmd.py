@@ -1,4 +1,5 @@
-"""``recipe run``, ``recipe stage``, ``recipe report`` and ``recipe config``: the cascade itself (``recipe eval``: eval_cmd)."""
+"""``recipe run``, ``recipe stage``, ``recipe report``, ``recipe compare-to-start`` and ``recipe config``: the
+cascade itself (``recipe eval``: eval_cmd)."""
 from __future__ import annotations
 
 import contextlib
@@ -77,6 +78,33 @@ def register(app: typer.Typer) -> None:
                 typer.echo(json.dumps(report_data(run), indent=2))
             else:
                 print_report(run)
+
+    @app.command("compare-to-start")
+    def compare_to_start_cmd(
+        run_id: str = typer.Option(..., help="Run id."),
+        stage: Optional[str] = typer.Option(None, help="Checkpoint to compare (default: the run's last stage)."),
+        start: Optional[str] = typer.Option(None, help="Model folder the run started from (default: the run's "
+                                            "model.name)."),
+        tiny_limit: Optional[int] = typer.Option(None, help="Rows of each tiny suite (default: the eval phase's)."),
+        ifeval: Optional[int] = typer.Option(None, help="IFEval rows (default: the eval phase's real_suites)."),
+        as_json: bool = typer.Option(False, "--json", help="Print the rows as JSON."),
+    ) -> None:
+        """Evaluate the model a run started from and the run's checkpoint on the same rows (the tiny suites of its
+        domains and the IFEval slice), with 95% CIs and the paired-bootstrap delta per suite."""
+        from recipe.config import load_config
+        from recipe.pipeline.before_after import compare_to_start, print_comparison
+        from recipe.runs import RunDir
+        with _user_errors():
+            run = RunDir.for_id(run_id)
+            run.read_run_json()  # a clear error for a run that does not exist
+            cfg = load_config(run.config_path)
+            real = {"ifeval": ifeval} if ifeval else None
+            rows = compare_to_start(run, cfg, start=start, stage=stage, tiny_limit=tiny_limit, real_suites=real)
+            if as_json:
+                import json
+                typer.echo(json.dumps(rows, indent=2))
+            else:
+                print_comparison(rows, start=start or cfg.model.name, stage=stage or cfg.run.until, console=console)
 
     @app.command("config")
     def config(

@@ -70,3 +70,29 @@ def compare_to_start(run, cfg, *, start: str | Path | None = None, stage: str | 
     (out / "comparison.json").write_text(json.dumps({"start": str(start), "stage": stage, "rows": rows}, indent=2)
                                          + "\n")
     return rows
+
+
+def _cell(r: dict) -> str:
+    if r.get("score") is None:
+        return "-"
+    lo, hi = r["ci95"]
+    return f"{r['score']:.1f} [{lo:.1f}, {hi:.1f}] n={r['n']}"
+
+
+def print_comparison(rows: list[dict], *, start: str, stage: str, console=None) -> None:
+    """The before/after table: one row a suite; a delta whose 95% interval contains 0 reads "not shown"."""
+    from rich.table import Table
+
+    from recipe.console_tables import print_table
+    t = Table(title=f"{start} (before) vs {stage} (after): 95% CIs; paired-bootstrap delta over shared items")
+    for col in ("suite", "before", "after", "delta", "verdict"):
+        t.add_column(col)
+    for row in rows:
+        if "unavailable" in row:
+            t.add_row(row["suite"], "-", "-", "-", f"unavailable: {row['unavailable']}")
+            continue
+        d = row["delta"]
+        verdict = ("gain" if d["score"] > 0 else "loss") if row["shown"] else "not shown"
+        t.add_row(row["suite"], _cell(row["before"]), _cell(row["after"]),
+                  f"{d['score']:+.1f} [{d['ci95'][0]:+.1f}, {d['ci95'][1]:+.1f}] n={d['n']}", verdict)
+    print_table(t, console)
