@@ -12,15 +12,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-IFEVAL = ROOT.parent / "shared" / "ifeval" / "input_data.jsonl"
+# IFEval's prompts from the benchmark mirror (the folder benchmarks.mirror / $RECIPE_BENCHMARK_MIRROR names), else
+# generated prompts of the same kind
+MIRROR = os.environ.get("RECIPE_BENCHMARK_MIRROR")
+IFEVAL = Path(MIRROR) / "ifeval" / "input_data.jsonl" if MIRROR else None
 
 
 def prompts(n: int) -> list[list[dict]]:
-    if IFEVAL.exists():
+    if IFEVAL is not None and IFEVAL.exists():
         rows = [json.loads(x) for x in IFEVAL.read_text().splitlines()[:n]]
         return [[{"role": "user", "content": r["prompt"]}] for r in rows]
     return [[{"role": "user", "content": f"Write a short story about the number {i}."}] for i in range(n)]
