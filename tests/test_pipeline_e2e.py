@@ -53,6 +53,8 @@ def test_all_notebooks_run_through_papermill(runs_dir, capsys):
         m = run.read_manifest(s)
         assert m["status"] == "done" and (run.checkpoint_dir(s) / "model.safetensors").exists()
         assert set(run.read_validation(s)) == DOMAINS  # every stage is validated on the whole cascade's domains
+        stored = run.manifest_path(s).read_text() + run.validation_path(s).read_text()
+        assert str(run.path) not in stored, s  # paths relative to the run: a copied run still finds its files
         assert len(run.read_metrics(s)) == {"sft": 30, "if_rl": 4, "multi_domain_rl": 3, "rlhf_branch": 2, "mopd": 3,
                                             "rlhf": 2, "long_context_rl": 2, "code_rl": 2, "swe_rl": 1}[s]
     assert (run.stage_dir("swe_rl") / "agentless_checkpoint" / "model.safetensors").exists()

@@ -89,11 +89,11 @@ def _swe_agentless_phase(run: RunDir, cfg: RecipeConfig, inputs: dict, splits: d
     write_samples(samples_path(phase_run, "swe_rl", "final", "val"), rows)
     ci = summarize(rows)
     scores = {d: e["score"] for d, e in ci.items()}
-    phase_run.write_validation("swe_rl", scores, ci=ci, split="val", reused_from=reused,
-                               samples=str(samples_path(phase_run, "swe_rl", "final", "val")))
+    phase_run.write_validation("swe_rl", scores, ci=ci, split="val", reused_from=reused and run.relpath(reused),
+                               samples=run.relpath(samples_path(phase_run, "swe_rl", "final", "val")))
     record_scores(run, "swe_rl_agentless", scores)
     m = {"stage": "swe_rl", "phase": "agentless", "status": "done", "inputs": inputs,
-         "outputs": {"checkpoint": str(agentless_checkpoint(run)), "checkpoint_sha256": sha},
+         "outputs": {"checkpoint": run.relpath(agentless_checkpoint(run)), "checkpoint_sha256": sha},
          "metrics_summary": {**summary, "validation": scores}, "timings": {"total_s": round(time.time() - t0, 2)}}
     phase_run.write_manifest("swe_rl", m)
     return m
@@ -172,8 +172,8 @@ def run_stage(run: RunDir, cfg: RecipeConfig, stage: str, *, progress: bool = Tr
         write_samples(samples_path(run, stage, "final", "val"), rows)
         ci = summarize(rows)
         scores = {d: e["score"] for d, e in ci.items()}
-        run.write_validation(stage, scores, ci=ci, split="val", reused_from=reused,
-                             samples=str(samples_path(run, stage, "final", "val")))
+        run.write_validation(stage, scores, ci=ci, split="val", reused_from=reused and run.relpath(reused),
+                             samples=run.relpath(samples_path(run, stage, "final", "val")))
         if stage != "sft":
             validate_candidates(run, cfg, stage, model, tok, splits)  # MOPD teacher candidates, selection split
         if stage == "mopd":
@@ -189,9 +189,10 @@ def run_stage(run: RunDir, cfg: RecipeConfig, stage: str, *, progress: bool = Tr
     manifest = {
         "stage": stage, "status": "done", "inputs": inputs, "started": started,
         "finished": dt.datetime.now(dt.timezone.utc).isoformat(),
-        "outputs": {"checkpoint": str(run.checkpoint_dir(stage)), "checkpoint_sha256": sha,
-                    "metrics": str(run.metrics_path(stage)), "validation": str(run.validation_path(stage)),
-                    "validation_reused_from": reused},
+        "outputs": {"checkpoint": run.relpath(run.checkpoint_dir(stage)), "checkpoint_sha256": sha,
+                    "metrics": run.relpath(run.metrics_path(stage)),
+                    "validation": run.relpath(run.validation_path(stage)),
+                    "validation_reused_from": reused and run.relpath(reused)},
         "generation_cap_shortfalls": short,
         "metrics_summary": {**summary, "validation": scores,
                             "average": round(sum(scores.values()) / len(scores), 2)},
