@@ -24,10 +24,10 @@ RECIPE = [sys.executable, "-c", "import sys; from recipe.cli import main; sys.ar
 
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory):
-    """The smoke run, built once per pytest run: the shuffled order interleaves this file's tests with others,
-    so pytest may set this module fixture up several times, and pytest-xdist workers each set it up. The run lives
-    in the run's shared temp folder; a file lock lets the first one build it and a marker written at the end
-    lets the others reuse it."""
+    """The smoke run, built once per pytest run. ``make test`` gives this whole file to one worker (--dist
+    loadfile), so the module fixture is set up once; the file lock and the ``built`` marker in the pytest run's
+    shared folder keep it once under other schedulers too (--dist load, where workers and interleaved files would
+    each set it up)."""
     folder = smollm2_folder()
     base = tmp_path_factory.getbasetemp()  # under xdist a worker's folder inside this pytest run's folder
     root = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "small-smoke"
