@@ -99,12 +99,12 @@ def register(app: typer.Typer) -> None:
             run.read_run_json()  # a clear error for a run that does not exist
             cfg = load_config(run.config_path)
             real = {"ifeval": ifeval} if ifeval else None
-            rows = compare_to_start(run, cfg, start=start, stage=stage, tiny_limit=tiny_limit, real_suites=real)
+            comparison = compare_to_start(run, cfg, start=start, stage=stage, tiny_limit=tiny_limit, real_suites=real)
             if as_json:
                 import json
-                typer.echo(json.dumps(rows, indent=2))
+                typer.echo(json.dumps(comparison, indent=2))
             else:
-                print_comparison(rows, start=start or cfg.model.name, stage=stage or cfg.run.until, console=console)
+                print_comparison(comparison, console=console)
 
     @app.command("config")
     def config(

@@ -26,11 +26,12 @@ def _item_scores(path: Path) -> dict[str, float]:
 
 def compare_to_start(run, cfg, *, start: str | Path | None = None, stage: str | None = None,
                      tiny_limit: int | None = None, real_suites: dict[str, int] | None = None,
-                     out: str | Path | None = None) -> list[dict]:
+                     out: str | Path | None = None) -> dict:
     """Evaluate ``start`` (default ``cfg.model.name``) and ``stage``'s checkpoint (default the run's last stage) on
     the tiny suites of the run's domains and on ``real_suites`` (default ``benchmarks.eval_phase.real_suites``), with
-    the eval phase's sampling settings; returns one row per suite: before / after score with CI and n, and the
-    paired delta with its CI (``shown``: the interval excludes 0). Results are written under ``out``."""
+    the eval phase's sampling settings; returns ``{"start", "stage", "rows"}`` (also ``out/comparison.json``), one row
+    per suite: before / after score with CI and n, and the paired delta with its CI (``shown``: the interval excludes
+    0). Results are written under ``out``."""
     from recipe.eval.api import evaluate
     from recipe.eval.backends.hf import HFBackend
     ep = cfg.benchmarks.eval_phase
@@ -67,9 +68,9 @@ def compare_to_start(run, cfg, *, start: str | Path | None = None, stage: str | 
         row["delta"] = {"score": round(d.score, 2), "ci95": [round(d.ci_low, 2), round(d.ci_high, 2)], "n": d.n}
         row["shown"] = d.ci_low > 0 or d.ci_high < 0
         rows.append(row)
-    (out / "comparison.json").write_text(json.dumps({"start": str(start), "stage": stage, "rows": rows}, indent=2)
-                                         + "\n")
-    return rows
+    comparison = {"start": str(start), "stage": stage, "rows": rows}
+    (out / "comparison.json").write_text(json.dumps(comparison, indent=2) + "\n")
+    return comparison
 
 
 def _cell(r: dict) -> str:
@@ -79,15 +80,16 @@ def _cell(r: dict) -> str:
     return f"{r['score']:.1f} [{lo:.1f}, {hi:.1f}] n={r['n']}"
 
 
-def print_comparison(rows: list[dict], *, start: str, stage: str, console=None) -> None:
+def print_comparison(comparison: dict, console=None) -> None:
     """The before/after table: one row a suite; a delta whose 95% interval contains 0 reads "not shown"."""
     from rich.table import Table
 
     from recipe.console_tables import print_table
-    t = Table(title=f"{start} (before) vs {stage} (after): 95% CIs; paired-bootstrap delta over shared items")
+    t = Table(title=f"{comparison['start']} (before) vs {comparison['stage']} (after): 95% CIs; paired-bootstrap "
+                    "delta over shared items")
     for col in ("suite", "before", "after", "delta", "verdict"):
         t.add_column(col)
-    for row in rows:
+    for row in comparison["rows"]:
         if "unavailable" in row:
             t.add_row(row["suite"], "-", "-", "-", f"unavailable: {row['unavailable']}")
             continue
