@@ -2,9 +2,12 @@
 of done stages, determinism of two runs with the same seed, and a real SIGKILL mid-stage followed by a resume."""
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -36,9 +39,19 @@ def runs_dir(tmp_path, monkeypatch):
     return tmp_path / "runs"
 
 
-def test_all_notebooks_run_through_papermill(runs_dir, capsys):
+@pytest.fixture(scope="module")
+def nb_run(tmp_path_factory):
+    """The reduced cascade through every notebook (papermill), run once for this file, with what it printed."""
     from recipe.pipeline.runner import run_pipeline
-    run = run_pipeline(profile="tiny", run_id="nb", overrides=FAST, via_notebooks=True)
+    printed = io.StringIO()
+    with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(printed):
+        mp.setenv("RECIPE_RUNS_DIR", str(tmp_path_factory.mktemp("nb") / "runs"))
+        run = run_pipeline(profile="tiny", run_id="nb", overrides=FAST, via_notebooks=True)
+    return run, printed.getvalue()
+
+
+def test_all_notebooks_run_through_papermill(nb_run):
+    run, printed = nb_run
     for phase_dir in ("00_data", "01_sft", "02_if_rl", "03_multi_domain_rl", "04_rlhf_branch", "05_mopd", "06_rlhf",
                       "07_long_context_rl", "08_code_rl", "09_swe_rl", "99_report"):
         nb = nbformat.read(run.path / phase_dir / "notebook.ipynb", as_version=4)
@@ -61,7 +74,6 @@ def test_all_notebooks_run_through_papermill(runs_dir, capsys):
     # the eval phase ran in the notebook kernel and its table reached this process's output
     summary = json.loads((run.path / "eval" / "swe_rl" / "summary.json").read_text())
     assert {f"tiny_{d}" for d in DOMAINS} <= set(summary["suites"])
-    printed = capsys.readouterr().out
     assert "Evaluation results" in printed
     # FAST's caps (16 tokens) cut the longer reference answers: SFT records it for validation and every stage
     short = run.read_manifest("sft")["generation_cap_shortfalls"]
@@ -107,8 +119,7 @@ def test_all_notebooks_run_through_papermill(runs_dir, capsys):
         assert now["score"] >= before["ci_low"], (s, dom, now, before)
     rows = [json.loads(x) for x in (run.stage_dir("mopd") / "samples" / "final_val.jsonl").read_text().splitlines()]
     assert len(rows) == (5 * 16 + 6 + 6 + 6 + 3) * 2 and {"domain", "item_id", "sample", "response", "reward"} <= set(rows[0])
-    out = capsys.readouterr()
-    assert "not run in this invocation" not in out.out  # make run runs every stage of the plan
+    assert "not run in this invocation" not in printed  # make run runs every stage of the plan
 
 
 def test_done_stages_are_skipped_and_changed_inputs_rerun(runs_dir):
@@ -137,13 +148,11 @@ def test_until_leaves_later_stages_not_run_through_the_report_notebook(runs_dir)
     assert (run.path / "99_report" / "notebook.ipynb").exists()
 
 
-def _cascade(run_id: str) -> RunDir:
+def test_same_seed_gives_identical_metrics_in_process_and_through_the_notebooks(nb_run, runs_dir):
+    """The same seed gives the same run, whether the stages run in this process or in papermill's kernels."""
     from recipe.pipeline.runner import run_pipeline
-    return run_pipeline(profile="tiny", run_id=run_id, overrides=FAST, via_notebooks=False)
-
-
-def test_same_seed_gives_identical_metrics(runs_dir):
-    a, b = _cascade("det-a"), _cascade("det-b")
+    a = nb_run[0]
+    b = run_pipeline(profile="tiny", run_id="det", overrides=FAST, via_notebooks=False)
     for s in LOCAL:
         assert _metrics(a, s) == _metrics(b, s), s
         assert a.read_validation(s) == b.read_validation(s), s
@@ -161,13 +170,14 @@ def test_sigkill_mid_stage_then_resume_matches_uninterrupted(runs_dir):
         return subprocess.run([*cmd, name, "--run-id", run_id, *sets, *extra], env=env, capture_output=True,
                               text=True, timeout=600)
 
-    # reference: uninterrupted
-    for s in ("sft", "if_rl"):
-        r = stage("ref", s)
-        assert r.returncode == 0, r.stderr[-2000:]
+    r = stage("ref", "sft")
+    assert r.returncode == 0, r.stderr[-2000:]
+    # victim: a copy of the run after SFT (a run directory moves whole), then the same if_rl killed mid-stage
+    shutil.copytree(runs_dir / "ref", runs_dir / "victim")
+    # reference: if_rl uninterrupted
+    r = stage("ref", "if_rl")
+    assert r.returncode == 0, r.stderr[-2000:]
     ref = RunDir(runs_dir / "ref")
-    # victim: same config; kill -9 during if_rl after a step checkpoint exists
-    assert stage("victim", "sft").returncode == 0
     victim = RunDir(runs_dir / "victim")
     proc = subprocess.Popen([*cmd, "if_rl", "--run-id", "victim", *sets], env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
