@@ -77,7 +77,7 @@ run: setup
 # the two venvs are independent: they install side by side (most of it is download and unpacking).
 # One pytest worker more than cores: a share of the suite waits (sandboxed runs, servers starting, kernels), and the
 # third worker fills those waits; each worker computes on one thread (tests/conftest.py).
-TEST_WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
+TEST_WORKERS ?= $(shell nproc)
 
 test:
 	@$(MAKE) --no-print-directory -j2 setup vllm-venv
