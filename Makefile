@@ -75,8 +75,8 @@ run: setup
 	$(VENV)/bin/recipe run --profile $(PROFILE) $(if $(RUN_ID),--run-id $(RUN_ID)) $(ARGS)
 
 # the two venvs are independent: they install side by side (most of it is download and unpacking).
-# One pytest worker more than cores: a share of the suite waits (sandboxed runs, servers starting, kernels), and the
-# third worker fills those waits; each worker computes on one thread (tests/conftest.py).
+# One pytest worker per core, each computing on one thread (tests/conftest.py); the suite is CPU-bound, and a third
+# worker on 2 cores made it slower (docs/SPEED.md).
 TEST_WORKERS ?= $(shell nproc)
 
 test:
