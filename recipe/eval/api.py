@@ -118,6 +118,8 @@ def suite_rows(name: str, cfg, *, run=None, limit: int | None = None) -> tuple[l
         if domain not in splits:
             raise SourceUnavailable(f"run {run.run_id} has no domain {domain!r} (domains: {', '.join(splits)})")
         rows = splits[domain]["val"]
+        if suite.adapt_rows:  # e.g. the agentic domain: one row per repository
+            rows = suite.adapt_rows(rows)
         prov = {"run": run.run_id, "split": "val", "domain": domain, "rows": len(rows)}
     else:
         mirror = _mirror(cfg)

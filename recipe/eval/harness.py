@@ -2,7 +2,7 @@
 
 Layout of ``out_dir`` (one folder per suite):
 - ``samples.jsonl`` -- the sample cache: one line per generated (item, sample), appended and flushed as each one
-  finishes. A re-run (after a kill, or with a larger k) reuses every line whose fingerprint (backend identity +
+  finishes (for an episode suite, one line per finished episode: its turns and outcome). A re-run (after a kill, or with a larger k) reuses every line whose fingerprint (backend identity +
   sampling knobs) and prompt hash match and generates only what is missing. Failed requests are not cached.
 - ``items.jsonl`` -- per item: id, per-sample verdicts (score, extracted answer, reason), finish reasons, usage.
 - ``results.json`` -- the summary (``summarize_verdicts``) plus every setting that produced it.
@@ -30,10 +30,12 @@ def _digest(obj: Any) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
 
 
-def generation_fingerprint(backend_desc: dict, sampling: SamplingParams) -> str:
+def generation_fingerprint(backend_desc: dict, sampling: SamplingParams, episodes: bool = False) -> str:
     ident = {k: backend_desc.get(k) for k in _IDENTITY_KEYS}
     if backend_desc.get("serving"):  # server-side settings that change outputs (absent: the key is as before)
         ident["serving"] = backend_desc["serving"]
+    if episodes:  # a sample is a played episode, never a single response cached under the same settings
+        ident["episodes"] = True
     return _digest({"backend": ident, "sampling": sampling.model_dump(exclude={"k"})})
 
 
@@ -66,15 +68,17 @@ def generate_samples(suite: Suite, rows: list[dict], backend: Backend, sampling:
     """Every row's k generations (cached ones reused). Returns (generations by item id, generation stats)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     desc = backend.describe()
-    fp = generation_fingerprint(desc, sampling)
+    fp = generation_fingerprint(desc, sampling, episodes=suite.play is not None)
     cache_path = out_dir / SAMPLES
     cache = load_cache(cache_path, fp)
     gens: dict[str, list[Generation | None]] = {}
+    rows_by_id: dict[str, dict] = {}
     jobs: list[Job] = []
     hashes: dict[str, str] = {}
     reused = 0
     for idx, row in enumerate(rows):
         iid = suite.check_row(row)
+        rows_by_id[iid] = row
         msgs = suite.messages(row, sampling.thinking)
         hashes[iid] = _digest(msgs)
         gens[iid] = [None] * sampling.k
@@ -93,7 +97,8 @@ def generate_samples(suite: Suite, rows: list[dict], backend: Backend, sampling:
         from recipe.eval.backends.openai_client import EndpointUnavailable
         with open(cache_path, "a", encoding="utf-8") as f:
             try:
-                for job, g in backend.generate(jobs, sampling):
+                played = suite.play(jobs, rows_by_id, backend, sampling) if suite.play else None
+                for job, g in played if played is not None else backend.generate(jobs, sampling):
                     if g.error:
                         errors += 1
                         first_error = first_error or g.error
@@ -170,8 +175,8 @@ def evaluate_suite(suite: Suite, rows: Iterable[dict], backend: Backend, samplin
     if len(rows_by_id) != len(rows):
         raise ValueError(f"suite {suite.name}: duplicate item ids in the rows")
     gens, gstats = generate_samples(suite, rows, backend, sampling, out_dir, progress=progress)
-    verdicts = score_samples(suite, rows_by_id, {i: [g.response() for g in gs] for i, gs in gens.items()},
-                             sampling.thinking)
+    verdicts = score_samples(suite, rows_by_id, {i: [g.episode if suite.play else g.response() for g in gs]
+                                                 for i, gs in gens.items()}, sampling.thinking)
     summary = summarize_verdicts(suite, verdicts, {i: [g.finish_reason for g in gs] for i, gs in gens.items()})
     write_items(out_dir / ITEMS, verdicts, gens)
     complete = all(len(g) == sampling.k for g in gens.values())

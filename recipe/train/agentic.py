@@ -51,6 +51,16 @@ print("edited")
 '''
 
 RESPONSE_CHARS = 600
+VALIDATION_MAX_TURNS = 6  # validation and the eval phase play episodes of at most this many turns
+
+
+def distinct_repositories(records: list[dict]) -> list[dict]:
+    """One record per repository (an ``swe_agentic`` split holds several steps of each reference trajectory; an
+    episode always starts at step 0 from the record's ``verifier``)."""
+    repos: dict[str, dict] = {}
+    for r in records:
+        repos.setdefault(r["verifier"]["issue"] + r["verifier"]["path"], r)
+    return list(repos.values())
 
 
 def turn_limits(time_limit_s: float) -> Limits:
@@ -125,7 +135,7 @@ class SandboxRepo:
         return (1.0 if rep.all_passed else 0.0), rep.to_dict()
 
 
-def _start(record: dict, limits: Limits) -> tuple[Episode, SandboxRepo]:
+def start_episode(record: dict, limits: Limits) -> tuple[Episode, SandboxRepo]:
     from recipe.domains.swe_domain import agentic_prompt
 
     spec = record["verifier"]
@@ -156,7 +166,7 @@ def run_episodes(model, tokenizer, records: list[dict], *, max_turns: int, max_n
     tools = list(AGENT_TOOLS)
     limits = turn_limits(turn_time_limit_s)
     eos = tokenizer.eos_token
-    started = [_start(r, limits) for r in records]
+    started = [start_episode(r, limits) for r in records]
     eps = [e for e, _ in started]
     envs = [env for _, env in started]
     render = lambda msgs: apply_template(tokenizer, msgs, tools=tools, add_generation_prompt=True,  # noqa: E731
@@ -198,7 +208,7 @@ def run_episodes(model, tokenizer, records: list[dict], *, max_turns: int, max_n
                         ep.done, ep.end_reason = True, "submitted"
                         continue
                     todo.append((i, action))
-                results = list(pool.map(lambda ia: _safe_act(envs[ia[0]], *ia[1]), todo))
+                results = list(pool.map(lambda ia: safe_act(envs[ia[0]], *ia[1]), todo))
                 for (i, _), out in zip(todo, results):
                     ep = eps[i]
                     if ep.turns >= max_turns:
@@ -217,7 +227,7 @@ def run_episodes(model, tokenizer, records: list[dict], *, max_turns: int, max_n
                     ep.prompt_text = nxt
                 for i in [i for i in active if not eps[i].done and eps[i].turns >= max_turns]:
                     eps[i].done, eps[i].end_reason = True, "turn_cap"
-            finals = list(pool.map(lambda env: _safe_final(env), envs))
+            finals = list(pool.map(safe_final, envs))
         for k, (r, d) in enumerate(finals):
             rewards[k], details[k] = r, {**d, "end": eps[k].end_reason, "turns": eps[k].turns,
                                          "actions": eps[k].actions}
@@ -245,14 +255,14 @@ def run_episodes(model, tokenizer, records: list[dict], *, max_turns: int, max_n
                           torch.tensor([e.turns for e in eps]), [e.end_reason for e in eps], details)
 
 
-def _safe_act(env: SandboxRepo, name: str, args: dict) -> str:
+def safe_act(env: SandboxRepo, name: str, args: dict) -> str:
     try:
         return env.act(name, args)
     except Exception as e:  # noqa: BLE001 - a hostile action (e.g. a file turned into a directory) is its own error
         return f"error: {type(e).__name__}"
 
 
-def _safe_final(env: SandboxRepo) -> tuple[float, dict]:
+def safe_final(env: SandboxRepo) -> tuple[float, dict]:
     try:
         return env.final_reward()
     except Exception as e:  # noqa: BLE001
@@ -271,15 +281,12 @@ def episode_metrics(rollouts: list[AgenticRollout]) -> dict:
 
 @torch.no_grad()
 def agentic_validation_rows(model, tokenizer, records: list[dict], domain: str, *, samples: int, greedy: bool,
-                            temperature: float, top_p: float, max_turns: int = 6,
+                            temperature: float, top_p: float, max_turns: int = VALIDATION_MAX_TURNS,
                             max_new_tokens: int = 48) -> list[dict]:
     """Validation rows (one per episode: domain, item_id, sample, response, reward) for ``samples`` episodes of
     every distinct repository in ``records`` (the caller seeds torch)."""
-    repos: dict[str, dict] = {}
-    for r in records:
-        repos.setdefault(r["verifier"]["issue"] + r["verifier"]["path"], r)
     k = 1 if greedy else samples
-    eps = [r for r in repos.values() for _ in range(k)]
+    eps = [r for r in distinct_repositories(records) for _ in range(k)]
     if not eps:
         return []
     ar = run_episodes(model, tokenizer, eps, max_turns=max_turns, max_new_tokens=max_new_tokens,

@@ -38,6 +38,7 @@ class Generation:
     error: str | None = None
     latency_s: float | None = None
     attempts: int = 1
+    episode: dict | None = None   # an episode suite's sample: how the tool loop ended and what the tests said
 
     def to_json(self) -> dict:
         return asdict(self)

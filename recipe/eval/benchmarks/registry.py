@@ -43,6 +43,10 @@ class Suite:
     adapt_rows: Callable[[list[dict]], list[dict]] | None = None  # Hub rows in another layout -> this suite's rows
     tools: Callable[[dict], list | None] | None = None  # (row) -> tool schemas offered to the model
     execution: str = "local"  # "local" or a note on what scoring needs at scale (e.g. per-instance containers)
+    # an episode suite: a sample is a whole tool loop against an environment, played through the backend turn by
+    # turn -- (jobs, rows by item id, backend, sampling) -> (job, Generation with ``episode``) as each ends; its
+    # ``score`` then reads the episode (``Generation.episode``), not a response
+    play: Callable[[list, dict, Any, SamplingParams], Any] | None = None
 
     def check_row(self, row: Any) -> str:
         """The row's item id; ``RowError`` when the row is not a mapping with the required fields."""
