@@ -252,3 +252,21 @@ def test_papermill_parameters_override_config_values(runs_dir, project_root):
     assert cfg["domains"]["tiny"]["val_items"] == 7
     assert run.read_manifest("data")["counts"]["math_val"] == 7
     assert run.read_manifest("data")["counts"]["mcqa_train"] == 40
+
+
+def test_capacity_study_reads_a_finished_run(nb_run):
+    """The capacity study's per-size numbers, on one finished run: every domain's forgetting index (best stage -
+    final, never negative: the final checkpoint is a candidate for best), SFT's scores as validation.json has them."""
+    from recipe.pipeline.capacity import study_rows
+    run = nb_run[0]
+    study = study_rows({"w64": [run]}, {"w64": [1.0]})["w64"]
+    assert study["runs"] == ["nb"] and study["parameters"] > 100_000 and study["wall_s"] == [1.0]
+    assert {r["target"] for r in study["claims"]} == set("abcdefghi")
+    forget = {r["domain"]: r for r in study["forgetting"]}
+    assert set(forget) == DOMAINS
+    for d, r in forget.items():
+        assert r["score"] >= 0 and r["ci_low"] <= r["score"] <= r["ci_high"] and r["n"] == VAL_N.get(d, 16), (d, r)
+        assert r["best_stages"][0] in LOCAL
+    sft = run.read_validation("sft")
+    assert {r["domain"]: round(r["score"], 6) for r in study["sft"]} == {d: round(v, 6) for d, v in sft.items()}
+    assert {r["domain"] for r in study["final_vs_sft"]} == DOMAINS

@@ -41,9 +41,11 @@ def prepare_data(run: RunDir, cfg: RecipeConfig, force: bool = False) -> dict[st
         splits = released_splits(cfg.domains.released_records, cfg.domains.names, cfg.run.seed)
     else:
         splits = build_tiny_splits(cfg.domains.tiny, cfg.domains.names, cfg.run.seed)
+    # keys in the order the records were built (deterministic): a tool call's arguments are rendered into SFT targets
+    # in their stored order, and the model then writes them in that order (edit_file: path, old text, new text)
     for name, split in splits.items():
         for s in SPLITS:
-            write_text_atomic(files[f"{name}_{s}"], "".join(json.dumps(r, sort_keys=True) + "\n" for r in split[s]))
+            write_text_atomic(files[f"{name}_{s}"], "".join(json.dumps(r) + "\n" for r in split[s]))
     # the dataset card of these files (data_files relative to 00_data/; overlap counts measured on these splits)
     write_text_atomic(d / "README.md", tiny_domains_card(splits, cfg.data.decontam.ngram, cfg.run.seed))
     run.write_manifest(DATA_PHASE, {

@@ -121,12 +121,13 @@ def format_test_report(passed: int, total: int) -> str:
 
 
 def reference_trajectory(repo: dict) -> list[tuple[str, dict, str]]:
-    """[(tool name, arguments, tool response)] of a good episode: read the file, edit it, run the tests, submit.
-    The responses are those ``recipe.train.agentic`` produces for these actions."""
-    n_tests = repo["tests"]["test_repo.py"].count("def test_")
-    return [("read_file", {"path": repo["path"]}, repo["files"][repo["path"]]),
+    """[(tool name, arguments, tool response)] of a good episode: list the files, read the one listed, edit it,
+    submit. The responses are those ``recipe.train.agentic`` produces for these actions. Every argument comes from
+    the issue or from an earlier tool response (the issue does not name the file: listing finds it), and the loop
+    is as short as that allows (``run_tests`` stays a tool the policy may call; the reward runs the tests anyway)."""
+    return [("list_files", {}, "\n".join(sorted(repo["files"]))),
+            ("read_file", {"path": repo["path"]}, repo["files"][repo["path"]]),
             ("edit_file", {"path": repo["path"], "old": repo["buggy"].strip(), "new": repo["fixed"].strip()}, "edited"),
-            ("run_tests", {}, format_test_report(n_tests, n_tests)),
             ("submit", {}, "")]
 
 
