@@ -44,7 +44,8 @@ def _fmt(e: dict, sign: bool = True) -> str:
 
 def markdown(study: dict, jobs: int) -> str:
     sizes = list(study)
-    head = "| | " + " | ".join(f"{s} ({study[s]['parameters'] / 1e6:.2f}M)" for s in sizes) + " |"
+    head = "| | " + " | ".join(f"{s} ({study[s]['parameters'] / 1e6:.2f}M, {len(study[s]['runs'])} seeds)"
+                               for s in sizes) + " |"
     sep = "|---" * (len(sizes) + 1) + "|"
     lines = ["Claims pooled over the seeds (paired difference in points, 95% CI; (e): MOPD's score against each "
              "teacher's interval); **bold** = holds.", "", head, sep]
@@ -168,9 +169,16 @@ def main() -> None:
                 walls[rid] = round(w, 1)
                 walls_path.write_text(json.dumps(walls, indent=1) + "\n")
     os.environ["RECIPE_RUNS_DIR"] = str(runs_dir)
-    by_size = {sz.name: [RunDir(runs_dir / f"cap-{sz.name}-seed{s}") for s in a.seeds] for sz in sizes}
-    study = study_rows(by_size, {sz.name: [walls[f"cap-{sz.name}-seed{s}"] for s in a.seeds
-                                           if f"cap-{sz.name}-seed{s}" in walls] for sz in sizes})
+    by_size = {}
+    for sz in sizes:  # with --no-train, a run that has not finished is left out, and the table says so
+        done = [RunDir(runs_dir / f"cap-{sz.name}-seed{s}") for s in a.seeds]
+        done = [r for r in done if r.is_done("swe_rl")]
+        if len(done) < len(a.seeds):
+            print(f"{sz.name}: {len(done)} of {len(a.seeds)} seeds finished; pooling those", flush=True)
+        if done:
+            by_size[sz.name] = done
+    study = study_rows(by_size, {name: [walls[r.run_id] for r in runs if r.run_id in walls]
+                                 for name, runs in by_size.items()})
     (out / "capacity.json").write_text(json.dumps({"seeds": a.seeds, "jobs": a.jobs, "overrides": a.sets,
                                                    "sizes": study}, indent=1, default=str) + "\n")
     md = markdown(study, a.jobs)

@@ -52,3 +52,23 @@ def test_the_cache_keeps_one_data_directory(tmp_path):
     load_splits(runs[1], cfg, ("val",))
     assert {p.parent for p in data_phase._RECORDS} == {runs[1].stage_dir("data").resolve()}
     assert len(data_phase._RECORDS) == len(cfg.domains.names)   # only the val files of the second run
+
+
+def test_split_files_keep_the_argument_order_the_model_is_trained_to_write(tmp_path):
+    """An SFT target renders a tool call's arguments in their stored order: edit_file must read path, old, new (copy
+    the broken line before writing its fix), as the domain builds it, not sorted by name."""
+    from recipe.domains import to_sft_messages
+    from recipe.model.chat_render import render_chat
+    cfg = load_config("tiny", [*SMALL, "domains.tiny.train_items_per_domain={swe_agentic: 40}"])
+    run = RunDir(tmp_path / "run")
+    prepare_data(run, cfg)
+    recs = load_splits(run, cfg, ("train",))["swe_agentic"]["train"]
+    edits = [r for r in recs if r["metadata"]["reference"]["tool_calls"][0]["function"]["name"] == "edit_file"]
+    assert edits, "no edit_file step among 40 training records"
+    for r in edits:
+        args = r["metadata"]["reference"]["tool_calls"][0]["function"]["arguments"]
+        assert list(args) == ["path", "old", "new"]
+        msgs = to_sft_messages(r, thinking=False)
+        text = render_chat(msgs, r["tools"], enable_thinking=False)
+        turn = text[text.rindex("<tool_call>"):]
+        assert turn.index("<parameter=path>") < turn.index("<parameter=old>") < turn.index("<parameter=new>"), turn
