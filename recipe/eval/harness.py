@@ -97,8 +97,9 @@ def generate_samples(suite: Suite, rows: list[dict], backend: Backend, sampling:
         from recipe.eval.backends.openai_client import EndpointUnavailable
         with open(cache_path, "a", encoding="utf-8") as f:
             try:
-                played = suite.play(jobs, rows_by_id, backend, sampling) if suite.play else None
-                for job, g in played if played is not None else backend.generate(jobs, sampling):
+                stream = suite.play(jobs, rows_by_id, backend, sampling) if suite.play else \
+                    backend.generate(jobs, sampling)
+                for job, g in stream:
                     if g.error:
                         errors += 1
                         first_error = first_error or g.error

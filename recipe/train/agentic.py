@@ -135,6 +135,26 @@ class SandboxRepo:
         return (1.0 if rep.all_passed else 0.0), rep.to_dict()
 
 
+def take_turn(ep: Episode, text: str, finished: bool) -> tuple[str, dict] | None:
+    """One policy turn of ``ep``: counts it and ends the episode on an unfinished turn, a turn that is not one
+    well-formed tool call, or ``submit``; otherwise records the turn and returns the action to run in the sandbox.
+    (The turn cap is checked after the action has run: an edit on the last turn still counts.)"""
+    ep.turns += 1
+    if not finished:
+        ep.done, ep.finished, ep.end_reason = True, False, "overlong_turn"
+        return None
+    action = parse_action(text)
+    if action is None:
+        ep.done, ep.end_reason = True, "malformed_action"
+        return None
+    ep.actions.append(action[0])
+    ep.messages.append({"role": "assistant", "content": text})
+    if action[0] == "submit":
+        ep.done, ep.end_reason = True, "submitted"
+        return None
+    return action
+
+
 def start_episode(record: dict, limits: Limits) -> tuple[Episode, SandboxRepo]:
     from recipe.domains.swe_domain import agentic_prompt
 
@@ -193,21 +213,9 @@ def run_episodes(model, tokenizer, records: list[dict], *, max_turns: int, max_n
                     ep.ids += ro.input_ids_BS[j][m].tolist()
                     ep.mask += [1] * int(m.sum())
                     ep.inf_lp += ro.inf_logprobs_BS[j][m].tolist()
-                    ep.turns += 1
-                    text = ro.texts[j]
-                    if not bool(ro.finished_B[j]):
-                        ep.done, ep.finished, ep.end_reason = True, False, "overlong_turn"
-                        continue
-                    action = parse_action(text)
-                    if action is None:
-                        ep.done, ep.end_reason = True, "malformed_action"
-                        continue
-                    ep.actions.append(action[0])
-                    ep.messages.append({"role": "assistant", "content": text})
-                    if action[0] == "submit":
-                        ep.done, ep.end_reason = True, "submitted"
-                        continue
-                    todo.append((i, action))
+                    action = take_turn(ep, ro.texts[j], bool(ro.finished_B[j]))
+                    if action is not None:
+                        todo.append((i, action))
                 results = list(pool.map(lambda ia: safe_act(envs[ia[0]], *ia[1]), todo))
                 for (i, _), out in zip(todo, results):
                     ep = eps[i]

@@ -41,57 +41,50 @@ def play_episodes(jobs: list[Job], rows: dict[str, dict], backend, sampling: Sam
     """Every job's episode, all advanced turn by turn (one backend call per turn for the episodes still open);
     yields (job, Generation) as each episode ends. ``Generation.content`` is the policy's turns, one per line;
     ``Generation.episode``: reward, how it ended, turns, actions, the final test report."""
-    from recipe.train.agentic import (VALIDATION_MAX_TURNS, parse_action, safe_act, safe_final, start_episode,
+    from recipe.train.agentic import (VALIDATION_MAX_TURNS, safe_act, safe_final, start_episode, take_turn,
                                       turn_limits)
     max_turns = max_turns or VALIDATION_MAX_TURNS
     turn = sampling.model_copy(update={"thinking": False})  # episodes are non-thinking (paper §4.8)
     limits = turn_limits(turn_time_limit_s)
-    tools = _tools({})
+    tools = _tools({})  # the same tools for every row
     open_eps = {}
     try:
         for job in jobs:
-            ep, env = start_episode(rows[job.item_id], limits)
-            ep.messages = [dict(m) for m in job.messages]
-            open_eps[job.key] = (job, ep, env, {"completion_tokens": 0, "prompt_tokens": 0, "finish": "stop"})
+            ep, env = start_episode(rows[job.item_id], limits)  # its messages: the issue prompt, as job.messages
+            open_eps[job.key] = (job, ep, env, {"completion_tokens": 0, "prompt_tokens": 0, "finish": "stop",
+                                                "said": []})
         while open_eps:
             asks = [Job(job.item_id, job.sample, ep.messages, job.seed + 7919 * ep.turns, tools)
                     for job, ep, _, _ in open_eps.values()]
             ended = []
             for ask, g in backend.generate(asks, turn):
                 job, ep, env, usage = open_eps[ask.key]
-                ep.turns += 1
                 usage["completion_tokens"] += g.completion_tokens or 0
                 usage["prompt_tokens"] += g.prompt_tokens or 0
                 if g.error:
                     ep.done, ep.end_reason, usage["error"] = True, "backend_error", g.error
-                elif g.finish_reason == "length":
-                    ep.done, ep.end_reason, usage["finish"] = True, "overlong_turn", "length"
                 else:
-                    text = g.content
-                    action = parse_action(text)
-                    ep.messages.append({"role": "assistant", "content": text})
-                    if action is None:
-                        ep.done, ep.end_reason = True, "malformed_action"
-                    else:
-                        ep.actions.append(action[0])
-                        if action[0] == "submit":
-                            ep.done, ep.end_reason = True, "submitted"
-                        else:  # the action runs; at the turn cap the episode then ends (as in training)
-                            ep.messages.append({"role": "tool", "content": safe_act(env, *action)})
-                            if ep.turns >= max_turns:
-                                ep.done, ep.end_reason = True, "turn_cap"
+                    usage["said"].append(g.content)  # every turn, a malformed or cut last one included
+                    if g.finish_reason == "length":
+                        usage["finish"] = "length"
+                    action = take_turn(ep, g.content, g.finish_reason != "length")  # the training loop's rule
+                    if action is not None:  # the action runs; at the turn cap the episode then ends
+                        ep.messages.append({"role": "tool", "content": safe_act(env, *action)})
+                        if ep.turns >= max_turns:
+                            ep.done, ep.end_reason = True, "turn_cap"
                 if ep.done:
                     ended.append(ask.key)
             for key in ended:
                 job, ep, env, usage = open_eps.pop(key)
-                reward, report = safe_final(env)
-                env.s.close()
                 if usage.get("error"):
                     # a failed request is not a sample: the harness does not cache it, a re-run plays it again
+                    env.s.close()
                     yield job, Generation(content="", error=usage["error"])
                     continue
+                reward, report = safe_final(env)
+                env.s.close()
                 yield job, Generation(
-                    content="\n".join(m["content"] for m in ep.messages[len(job.messages):] if m["role"] == "assistant"),
+                    content="\n".join(usage["said"]),
                     finish_reason=usage["finish"], prompt_tokens=usage["prompt_tokens"],
                     completion_tokens=usage["completion_tokens"],
                     episode={"reward": reward, "end": ep.end_reason, "turns": ep.turns, "actions": ep.actions,
