@@ -74,14 +74,19 @@ $(VLLM_STAMP):
 run: setup
 	$(VENV)/bin/recipe run --profile $(PROFILE) $(if $(RUN_ID),--run-id $(RUN_ID)) $(ARGS)
 
-# the two venvs are independent: they install side by side (most of it is download and unpacking).
+# The vLLM venv installs while the tests run: it holds an exclusive flock on $(VLLM_LOCK) (taken before pytest
+# starts) and the real-server tests wait for it (recipe/serve/vllm_env.py). Without flock it installs first.
 # One pytest worker per core, each computing on one thread (tests/conftest.py); the suite is CPU-bound, and a third
 # worker on 2 cores made it slower (docs/SPEED.md).
 TEST_WORKERS ?= $(shell nproc)
+VLLM_LOCK := $(VLLM_VENV).install.lock
+PYTEST := $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --timeout=900 --durations=20 -p random_order --random-order-bucket=global tests
 
-test:
-	@$(MAKE) --no-print-directory -j2 setup vllm-venv
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --timeout=900 --durations=20 -p random_order --random-order-bucket=global tests
+test: setup
+	@if command -v flock >/dev/null; then \
+	  exec 9>$(VLLM_LOCK); flock 9; ($(MAKE) --no-print-directory vllm-venv) & exec 9>&-; \
+	  $(PYTEST); rc=$$?; wait; exit $$rc; \
+	else $(MAKE) --no-print-directory vllm-venv && $(PYTEST); fi
 
 # Saving a notebook writes the commit format (recipe/pipeline/lab_hooks.py): open, run, save leaves git clean.
 # Jupyter refuses to start as root without --allow-root; containers and many cluster nodes run as root.

@@ -89,3 +89,13 @@ def test_stop_leaves_no_process_of_the_server_group_behind():
     srv.stop(grace_s=0.5)
     assert srv.proc.poll() is not None
     assert not _group_alive(pgid), os.popen(f"ps -o pid,cmd -g {pgid}").read()
+
+
+def test_single_process_serving_runs_the_model_in_the_engine_core_and_keeps_the_cache_key():
+    """``single_process`` starts one fewer process (the uni executor), with the same kernels: the settings that key
+    the sample cache are those of the default multi-process server."""
+    from recipe.serve.vllm_server import VLLMServer
+    one, default = VLLMServer("m", single_process=True), VLLMServer("m")
+    assert one.command()[-2:] == ["--distributed-executor-backend", "uni"]
+    assert "--distributed-executor-backend" not in default.command()
+    assert one.settings() == default.settings()

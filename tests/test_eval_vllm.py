@@ -26,7 +26,7 @@ def server(tmp_path_factory):
     if reason:
         pytest.skip(f"vLLM unavailable: {reason}")
     from recipe.serve.vllm_server import VLLMServer
-    srv = VLLMServer(smollm2_folder(), served_name="smollm2", max_model_len=1024,
+    srv = VLLMServer(smollm2_folder(), served_name="smollm2", max_model_len=1024, single_process=True,
                      log_path=tmp_path_factory.mktemp("vllm") / "server.log")
     srv.start()
     yield srv

@@ -119,7 +119,7 @@ def test_final_checkpoint_serves_in_vllm(smoke, tmp_path):
     from recipe.serve.vllm_server import VLLMServer
     run, _, _ = smoke
     srv = VLLMServer(run.checkpoint_dir("swe_rl"), served_name="small-final", max_model_len=1024,
-                     log_path=tmp_path / "server.log")
+                     single_process=True, log_path=tmp_path / "server.log")
     srv.start()
     try:
         import urllib.request
