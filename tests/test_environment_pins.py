@@ -19,7 +19,8 @@ def test_conda_env_matches_pyproject(project_root):
 def test_make_test_shuffles_with_the_pinned_random_order_plugin(project_root):
     import re
     make = (project_root / "Makefile").read_text()
-    line = next(x for x in make.splitlines() if re.match(r"\s+\$\(PY\) -m pytest", x))
+    line = next(x for x in make.splitlines() if re.match(r"PYTEST := \$\(PY\) -m pytest", x))
+    assert re.search(r"^test:.*\n(\t.*\n)*\t.*\$\(PYTEST\)", make, re.M), "make test runs $(PYTEST)"
     assert "-p random_order" in line and "--random-order-bucket=global" in line, line
     dev = tomllib.loads((project_root / "pyproject.toml").read_text())["project"]["optional-dependencies"]["dev"]
     env = yaml.safe_load((project_root / "environment.yml").read_text())

@@ -31,6 +31,7 @@ from recipe.rewards import verify_batch
 from recipe.runs.teachers import candidate_dir
 from recipe.train import rl_rules as rules
 from recipe.train.advantages import AdvantageInputs, get_estimator
+from recipe.train.optimizer import adamw
 from recipe.train.context import StageContext
 from recipe.train.losses import grpo_loss, mopd_loss
 from recipe.train.progress import progress_bar
@@ -237,8 +238,7 @@ def rl_step(ctx: StageContext, scfg: RLStageConfig, opt, step: int, pools: dict[
 def train_rl(ctx: StageContext, scfg: RLStageConfig, *, teachers: dict | None = None, ref_model=None) -> dict:
     if scfg.advantage_estimator == "opd" and not teachers:
         raise ValueError(f"{ctx.stage}: the opd estimator needs teachers (one per domain)")
-    opt = torch.optim.AdamW(ctx.model.parameters(), lr=scfg.lr, betas=tuple(scfg.adam_betas),
-                            weight_decay=scfg.weight_decay)
+    opt = adamw(ctx.model.parameters(), scfg, ctx.cfg.run.fused_optimizer)
     pools, filtered = rl_prompt_pools(ctx, scfg), None
     if scfg.hard_prompt_filter_samples:  # with the input checkpoint, before a resumed state is loaded
         from recipe.train.prompt_filter import drop_solved_prompts

@@ -18,6 +18,7 @@ from recipe.domains import pool, to_sft_messages
 from recipe.model.chat_render import apply_template
 from recipe.train.context import StageContext
 from recipe.train.losses import sft_loss
+from recipe.train.optimizer import adamw
 from recipe.train.progress import progress_bar
 from recipe.train.rollout import render_prompt, sequence_logprobs
 from recipe.train.schedule import lr_at
@@ -74,8 +75,7 @@ def train_sft(ctx: StageContext, scfg: SFTConfig) -> dict:
     records = [r for d in ctx.cfg.domains.names for r in sft_records(ctx.splits[d]["train"], scfg.domain_fraction.get(d))]
     data = SFTExamples(tok, records, scfg.max_seq_len)
     p_think = scfg.mode_mix.get("thinking", 0.0) / max(1e-9, sum(scfg.mode_mix.values()))
-    opt = torch.optim.AdamW(model.parameters(), lr=scfg.lr, betas=tuple(scfg.adam_betas),
-                            weight_decay=scfg.weight_decay)
+    opt = adamw(model.parameters(), scfg, ctx.cfg.run.fused_optimizer)
     start = resume_step(ctx.state_dir, model, opt, ctx.stage, scfg.steps)
     ctx.run.truncate_metrics(ctx.stage, start)
     total = scfg.planned_steps or scfg.steps
