@@ -50,6 +50,9 @@ def main() -> None:
     ap.add_argument("--batch-size", type=int, default=32, help="HF prompts per batch")
     ap.add_argument("--concurrency", type=int, default=32, help="vLLM requests in flight")
     ap.add_argument("--start-timeout", type=float, default=900, help="seconds for the server to become healthy")
+    ap.add_argument("--reserved-cpus", type=int, default=None,
+                    help="cores vLLM keeps for its scheduler (default: vLLM's, one: on 2 cores the model then runs on "
+                         "one thread while HF uses torch's default of all cores; 0 gives the model every core)")
     a = ap.parse_args()
     from recipe.eval.backends.base import Job
     from recipe.eval.backends.hf import HFBackend
@@ -62,11 +65,14 @@ def main() -> None:
     jobs = [Job(f"p{i}", 0, m) for i, m in enumerate(prompts(a.n))]
     hf = timed(HFBackend(a.model_dir, batch_size=a.batch_size), jobs, s)
     print(f"hf: {hf}", flush=True)
-    server = VLLMServer(a.model_dir, served_name="smollm2", max_model_len=4096)
+    server = VLLMServer(a.model_dir, served_name="smollm2", max_model_len=4096, reserved_cpus=a.reserved_cpus)
     with server.start(timeout_s=a.start_timeout):
         client = OpenAIChatClient(server.base_url, "smollm2", concurrency=a.concurrency)
         timed(client, jobs[:2], s)  # warm-up (first-request allocations), not timed
         vl = timed(client, jobs, s)
+    import torch
+    print(f"HF: {torch.get_num_threads()} torch threads; vLLM: reserved cpus "
+          f"{'vLLM default (1)' if a.reserved_cpus is None else a.reserved_cpus} of {os.cpu_count()}")
     print(f"{'backend':10s} {'prompts':>7s} {'tokens':>7s} {'wall s':>8s} {'tok/s':>8s}")
     for name, r in (("hf", hf), ("vllm", vl)):
         print(f"{name:10s} {r['prompts']:7d} {r['completion_tokens']:7d} {r['wall_s']:8.2f} {r['tokens_per_s']:8.1f}")

@@ -61,3 +61,21 @@ def test_lighteval_settings_and_notebook_tables(tmp_path):
     shown = notebook_summary(tmp_path / "r.json")
     assert shown["scores"].loc["vllm", "n"] == 200 and shown["scores"].loc["vllm", "model card"] == 29.9
     assert int(shown["agreement"].loc[0, "identical completions"]) == 5
+
+
+def test_the_notebook_reads_the_report_where_the_benchmark_writes_it():
+    """``notebooks/50_eval.ipynb`` calls ``notebook_summary()`` with no path: it must look in the benchmark's
+    default output folder (``benchmarks/bench_ifeval_smollm2.py --out``), at the project root."""
+    import ast
+    from pathlib import Path
+
+    from recipe.eval.report.published_ifeval import default_report_path
+    bench = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_ifeval_smollm2.py"
+    tree = ast.parse(bench.read_text())
+    out_default = next(kw.value for node in ast.walk(tree) if isinstance(node, ast.Call)
+                       and node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value == "--out"
+                       for kw in node.keywords if kw.arg == "default")
+    parts = [n.value for n in sorted((n for n in ast.walk(out_default) if isinstance(n, ast.Constant)),
+                                    key=lambda n: n.col_offset)]
+    assert parts == ["runs", "bench_ifeval_smollm2"], parts  # ROOT / "runs" / "bench_ifeval_smollm2"
+    assert default_report_path() == bench.parents[1] / "runs" / "bench_ifeval_smollm2" / "report.json"

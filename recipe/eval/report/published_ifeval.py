@@ -114,7 +114,8 @@ def settings_table() -> list[dict]:
 
 def default_report_path() -> Path:
     """Where ``benchmarks/bench_ifeval_smollm2.py`` writes its report by default."""
-    return Path(__file__).resolve().parents[2] / "runs" / "bench_ifeval_smollm2" / "report.json"
+    from recipe.runs.layout import PROJECT_ROOT
+    return PROJECT_ROOT / "runs" / "bench_ifeval_smollm2" / "report.json"
 
 
 def notebook_summary(report: Path | None = None) -> dict:
