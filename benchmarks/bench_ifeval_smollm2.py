@@ -19,7 +19,8 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from recipe.eval.report.published_ifeval import (backend_agreement, card_metric, hf_by_greedy_check, ifeval_rows,
-                                                 ifeval_sampling, read_items, score_cached_prefix, settings_table, versus_card)
+                                                 ifeval_sampling, prepare_model, read_items, score_cached_prefix,
+                                                 settings_table, versus_card)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -55,7 +56,9 @@ def run_backend(kind: str, folder: Path, out: Path, limit: int | None, concurren
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--model-dir", type=Path, default=ROOT / "runs" / "models" / "smollm2-135m-instruct-q4_1")
+    ap.add_argument("--model-dir", type=Path, default=ROOT / "runs" / "models" / "smollm2-135m-instruct-q4_1",
+                    help="the GGUF import (default; imported on first use) or a `recipe model import --from-hub` "
+                         "folder (the original weights, used as they are)")
     ap.add_argument("--out", type=Path, default=ROOT / "runs" / "bench_ifeval_smollm2")
     ap.add_argument("--limit", type=int, default=None, help="prompts for the vLLM run (default all 541)")
     ap.add_argument("--hf-limit", type=int, default=48, help="prompts for the in-process HF run (agreement subset)")
@@ -76,10 +79,9 @@ def main() -> None:
     a = ap.parse_args()
     # `kill PID` unwinds like Ctrl-C, so the vLLM server this script started is stopped on the way out
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    from recipe.model.gguf_import import import_gguf
     if not a.from_cache:
-        import_gguf(a.model_dir)  # reused when already imported
-    report: dict = {"model_dir": str(a.model_dir), "settings": settings_table()}
+        prepare_model(a.model_dir)  # a --from-hub folder as it is; else the GGUF, imported once
+    report: dict = {"model_dir": str(a.model_dir), "settings": settings_table(a.model_dir)}
     runs = {}
     kinds = [(k, n) for k, n, skip in (("vllm", a.limit, a.skip_vllm), ("hf", a.hf_limit, a.skip_hf)) if not skip]
     rows = ifeval_rows() if a.from_cache else None

@@ -79,3 +79,26 @@ def test_the_notebook_reads_the_report_where_the_benchmark_writes_it():
                                     key=lambda n: n.col_offset)]
     assert parts == ["runs", "bench_ifeval_smollm2"], parts  # ROOT / "runs" / "bench_ifeval_smollm2"
     assert default_report_path() == bench.parents[1] / "runs" / "bench_ifeval_smollm2" / "report.json"
+
+
+def test_a_hub_import_is_benchmarked_as_it_is_and_named_in_the_settings(tmp_path, monkeypatch):
+    """``bench_ifeval_smollm2.py --model-dir`` on a ``recipe model import --from-hub`` folder (the original bf16
+    weights, where the Hub is reachable) must not overwrite it with the GGUF import, and the report's weights row must
+    name what was evaluated."""
+    import json
+
+    import recipe.model.gguf_import as gguf_import
+    from recipe.eval.report.published_ifeval import prepare_model, settings_table
+    from recipe.model.gguf_import import MANIFEST_NAME
+    hub = tmp_path / "hub"
+    hub.mkdir()
+    (hub / MANIFEST_NAME).write_text(json.dumps({"source": "hub", "origin": "HuggingFaceTB/SmolLM2-135M-Instruct",
+                                                 "resolved_commit": "a" * 40}))
+    calls = []
+    monkeypatch.setattr(gguf_import, "import_gguf", lambda out, **kw: calls.append(out) or {"source": "gguf"})
+    assert prepare_model(hub)["source"] == "hub" and calls == []
+    weights = {r["setting"]: r["ours"] for r in settings_table(hub)}["weights"]
+    assert weights.startswith("HuggingFaceTB/SmolLM2-135M-Instruct@aaaaaaaaaaaa") and "Q4_1" not in weights
+    gguf = tmp_path / "gguf"  # anything else is the GGUF import's folder: imported (or reused) there
+    assert prepare_model(gguf) == {"source": "gguf"} and calls == [gguf]
+    assert "Q4_1" in {r["setting"]: r["ours"] for r in settings_table(gguf)}["weights"]

@@ -108,8 +108,39 @@ def backend_agreement(a: dict[str, dict], b: dict[str, dict]) -> dict:
             "a": card_metric({k: a[k] for k in common}), "b": card_metric({k: b[k] for k in common})}
 
 
-def settings_table() -> list[dict]:
-    return [{"setting": s, "model card (lighteval)": theirs, "ours": ours} for s, theirs, ours in SETTINGS]
+def settings_table(model_dir: Path | None = None) -> list[dict]:
+    """The settings side by side; with ``model_dir`` the weights row says what that folder holds."""
+    weights = weights_of(model_dir) if model_dir is not None else None
+    return [{"setting": s, "model card (lighteval)": theirs, "ours": weights if s == "weights" and weights else ours}
+            for s, theirs, ours in SETTINGS]
+
+
+def _import_manifest(model_dir: Path) -> dict:
+    from recipe.model.gguf_import import MANIFEST_NAME
+    m = Path(model_dir) / MANIFEST_NAME
+    try:
+        return json.loads(m.read_text()) if m.is_file() else {}
+    except ValueError:
+        return {}
+
+
+def weights_of(model_dir: Path) -> str | None:
+    """What a ``recipe model import`` folder holds: the Hub's own weights (``--from-hub``) or None (the GGUF import,
+    the default row)."""
+    m = _import_manifest(model_dir)
+    if m.get("source") == "hub":
+        return f"{m.get('origin')}@{str(m.get('resolved_commit'))[:12]}, the repository's safetensors as published"
+    return None
+
+
+def prepare_model(model_dir: Path) -> dict:
+    """The benchmark's model folder: a Hub import (``recipe model import --from-hub``) is used as it is; otherwise
+    the installed GGUF is imported there (reused when already imported from the same file)."""
+    m = _import_manifest(model_dir)
+    if m.get("source") == "hub":
+        return m
+    from recipe.model.gguf_import import import_gguf
+    return import_gguf(model_dir)
 
 
 def default_report_path() -> Path:
@@ -130,6 +161,8 @@ def notebook_summary(report: Path | None = None) -> dict:
                        "SmolLM2-135M-Instruct, serves it with vLLM, scores IFEval on both backends)")
         return out
     rep = json.loads(path.read_text())
+    if rep.get("settings"):  # the settings of the run that wrote the report (its weights row included)
+        out["settings"] = pd.DataFrame(rep["settings"]).set_index("setting")
     rows = []
     for kind in ("vllm", "hf", "hf_greedy_check"):
         if kind in rep:
