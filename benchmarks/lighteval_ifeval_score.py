@@ -1,6 +1,7 @@
 """Score IFEval completions with lighteval's own port of the IFEval checkers (the port behind SmolLM2's model-card
-figure), strict, with langdetect and Python's random seeded, as lighteval's IFEval metric applies them: each instruction class from its registry, kwargs without
-empty values, the stripped prompt for instructions that take it, an empty response failing every instruction.
+figure), strict, as lighteval's IFEval metric applies them: each instruction class from its registry, kwargs without
+empty values, the stripped prompt for instructions that take it, an empty response failing every instruction;
+langdetect and Python's random are seeded.
 
 Runs in the reference venv of benchmarks/bench_scorer_parity.py (which holds lm-eval's checker dependencies), with
 lighteval added without its dependencies (its checkers need only those):

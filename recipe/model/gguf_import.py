@@ -118,15 +118,18 @@ def check_gguf(path: Path, source: GGUFSource) -> dict[str, Any]:
     return {"sha256": digest, "metadata": meta}
 
 
-def _existing(out_dir: Path, digest: str) -> dict | None:
+def read_import_manifest(folder: Path) -> dict:
+    """A ``recipe model import`` folder's manifest (GGUF or ``--from-hub``); {} when there is none or unreadable."""
     import json
-    m = out_dir / MANIFEST_NAME
-    if not m.is_file():
-        return None
+    m = Path(folder) / MANIFEST_NAME
     try:
-        manifest = json.loads(m.read_text())
+        return json.loads(m.read_text()) if m.is_file() else {}
     except ValueError:
-        return None
+        return {}
+
+
+def _existing(out_dir: Path, digest: str) -> dict | None:
+    manifest = read_import_manifest(out_dir)
     if manifest.get("gguf_sha256") == digest and (out_dir / "model.safetensors").is_file():
         return manifest
     return None

@@ -1,6 +1,7 @@
 """The stages' optimizer: AdamW with the stage's learning rate, betas and weight decay (RECIPE.md §3; NeMo-RL's
-``policy.optimizer``). ``run.fused_optimizer`` picks PyTorch's fused kernel over the per-tensor ``foreach`` one: the same
-update up to float rounding, 3-4x faster a step on SmolLM2's 135M parameters on one CPU thread (docs/SPEED.md)."""
+``policy.optimizer``). ``run.fused_optimizer`` picks PyTorch's fused kernel over the per-tensor ``foreach`` one: the
+same update up to float rounding, 3-4x faster a step on SmolLM2's 135M parameters on one CPU thread
+(docs/SPEED.md)."""
 from __future__ import annotations
 
 import torch

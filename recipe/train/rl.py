@@ -31,9 +31,9 @@ from recipe.rewards import verify_batch
 from recipe.runs.teachers import candidate_dir
 from recipe.train import rl_rules as rules
 from recipe.train.advantages import AdvantageInputs, get_estimator
-from recipe.train.optimizer import adamw
 from recipe.train.context import StageContext
 from recipe.train.losses import grpo_loss, mopd_loss
+from recipe.train.optimizer import adamw
 from recipe.train.progress import progress_bar
 from recipe.train.rollout import RolloutBatch, generate, record_thinking, render_prompt, sequence_logprobs
 from recipe.train.schedule import lr_at

@@ -115,19 +115,11 @@ def settings_table(model_dir: Path | None = None) -> list[dict]:
             for s, theirs, ours in SETTINGS]
 
 
-def _import_manifest(model_dir: Path) -> dict:
-    from recipe.model.gguf_import import MANIFEST_NAME
-    m = Path(model_dir) / MANIFEST_NAME
-    try:
-        return json.loads(m.read_text()) if m.is_file() else {}
-    except ValueError:
-        return {}
-
-
 def weights_of(model_dir: Path) -> str | None:
     """What a ``recipe model import`` folder holds: the Hub's own weights (``--from-hub``) or None (the GGUF import,
     the default row)."""
-    m = _import_manifest(model_dir)
+    from recipe.model.gguf_import import read_import_manifest
+    m = read_import_manifest(model_dir)
     if m.get("source") == "hub":
         return f"{m.get('origin')}@{str(m.get('resolved_commit'))[:12]}, the repository's safetensors as published"
     return None
@@ -136,11 +128,9 @@ def weights_of(model_dir: Path) -> str | None:
 def prepare_model(model_dir: Path) -> dict:
     """The benchmark's model folder: a Hub import (``recipe model import --from-hub``) is used as it is; otherwise
     the installed GGUF is imported there (reused when already imported from the same file)."""
-    m = _import_manifest(model_dir)
-    if m.get("source") == "hub":
-        return m
-    from recipe.model.gguf_import import import_gguf
-    return import_gguf(model_dir)
+    from recipe.model.gguf_import import import_gguf, read_import_manifest
+    m = read_import_manifest(model_dir)
+    return m if m.get("source") == "hub" else import_gguf(model_dir)
 
 
 def default_report_path() -> Path:
