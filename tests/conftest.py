@@ -46,13 +46,20 @@ def shared_dir() -> Path:
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(session, config, items):
     """The files of tests marked ``starts_first`` move to the front after pytest-random-order's shuffle (the rest
-    keeps the shuffled order, and a printed seed still replays it). ``make test`` hands whole files to its workers
+    keeps the shuffled order, and a printed seed still replays it), in the order of the marker's ``rank`` (lowest
+    first; files of one rank keep their shuffled order). ``make test`` hands whole files to its workers
     (``--dist loadfile``, in this order): a file's module fixtures (a served model, a judged set of submissions, the
     small smoke run) are built once, and the longest files start first while the other worker works through the
-    rest."""
-    first = {it.path for it in items if it.get_closest_marker("starts_first")}
-    if first:
-        items[:] = [it for it in items if it.path in first] + [it for it in items if it.path not in first]
+    rest. A file that serves with vLLM ranks behind two long files: ``make test`` installs the vLLM venv beside the
+    first tests, and a worker that started such a file at once would wait for the install, idle."""
+    rank: dict = {}
+    for it in items:
+        mark = it.get_closest_marker("starts_first")
+        if mark is not None:
+            rank[it.path] = mark.kwargs.get("rank", 0)
+    if rank:
+        first = sorted((it for it in items if it.path in rank), key=lambda it: rank[it.path])  # stable: keeps the shuffle
+        items[:] = first + [it for it in items if it.path not in rank]
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):

@@ -63,8 +63,8 @@ NOTEBOOK_PARAMS = {
 
 pytestmark = [
     pytest.mark.slow,
-    # started first under `make test` (tests/conftest.py): it is the longest test, and it overlaps the rest
-    pytest.mark.starts_first,
+    # started early under `make test` (tests/conftest.py): the longest single test, it overlaps the rest
+    pytest.mark.starts_first(rank=2),
 ]
 
 

@@ -14,7 +14,8 @@ import pytest
 from _smollm2 import smollm2_folder
 from recipe.serve.vllm_env import vllm_unavailable_reason
 
-pytestmark = [pytest.mark.slow, pytest.mark.starts_first]
+# behind three long files (tests/conftest.py): make test installs the vLLM venv meanwhile
+pytestmark = [pytest.mark.slow, pytest.mark.starts_first(rank=3)]
 RECIPE = [sys.executable, "-c", "import sys; from recipe.cli import main; sys.argv[0] = 'recipe'; main()"]
 PROMPTS = ["What is the capital of France?", "Write a haiku about the sea.",
            "List three prime numbers, separated by commas.", "Explain in one sentence what a CPU does."]

@@ -18,7 +18,7 @@ from recipe.eval.olympiad.ioi.selection import (Candidate, LegalSelector, Submis
                                                oracle_score)
 from recipe.sandbox import probe
 
-pytestmark = pytest.mark.starts_first  # builds and judges every submission once (module fixture)
+pytestmark = pytest.mark.starts_first(rank=4)  # builds and judges every submission once (module fixture)
 HERE = Path(__file__).parent / "fixtures" / "olympiad"
 needs_sandbox = pytest.mark.skipif(not probe().get("available") or shutil.which("g++") is None,
                                    reason="needs bubblewrap and g++ (make system-deps)")

@@ -21,7 +21,7 @@ from _tiny_fast import FAST
 from recipe.config.schema import STAGE_PLAN
 from recipe.runs import RunDir
 
-pytestmark = pytest.mark.starts_first  # whole cascades: the longest file of the suite
+pytestmark = pytest.mark.starts_first(rank=1)  # whole cascades: the longest file after the small smoke
 
 LOCAL = ["sft", "if_rl", "multi_domain_rl", "rlhf_branch", "mopd", "rlhf", "long_context_rl", "code_rl", "swe_rl"]
 DOMAINS = {"math", "instruction_following", "mcqa", "tool_call", "chat", "long_context", "code", "swe", "swe_agentic"}

@@ -18,7 +18,7 @@ from recipe.runs import RunDir
 from recipe.train.context import StageContext
 from recipe.train.sft import train_sft
 
-pytestmark = [pytest.mark.slow, pytest.mark.starts_first]
+pytestmark = [pytest.mark.slow, pytest.mark.starts_first(rank=4)]
 OVERRIDES = ["@small-smoke", "sft.steps=4", "sft.save_every=2", "sft.max_seq_len=96", "sft.lr=1e-4"]
 TIMING = {"time_s"}
 

@@ -16,7 +16,7 @@ import pytest
 from _smollm2 import smollm2_folder
 from recipe.config.schema import STAGE_PLAN
 
-pytestmark = [pytest.mark.slow, pytest.mark.starts_first]
+pytestmark = [pytest.mark.slow, pytest.mark.starts_first(rank=0)]  # the longest file
 # the override set's 2 threads; 1 under make test, whose two workers share the two cores (tests/conftest.py)
 THREADS = int(os.environ.get("OMP_NUM_THREADS") or 2)
 RECIPE = [sys.executable, "-c", "import sys; from recipe.cli import main; sys.argv[0] = 'recipe'; main()"]
