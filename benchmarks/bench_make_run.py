@@ -1,7 +1,8 @@
 """Time the tiny cascade as `make run` runs it (after install): every phase through its papermill notebook, in a
 fresh run directory. Prints seconds per phase, the total, the peak RSS, and a profile (top functions by self
 time) of the slowest training phase, so the next person sees where the time goes.
-Target: every stage of the plan + the eval phase <= 300 s wall on 2 quiet cores (longer-term 120 s).
+Target: every stage of the plan + the eval phase <= 420 s wall on 2 quiet cores (300 s at hidden size 64; the
+capacity study's wider model may cost up to 420 s, docs/EVIDENCE.md; longer-term 120 s).
 
     .venv/bin/python benchmarks/bench_make_run.py [--seed 0] [--in-process] [--no-profile] [-s key=value ...]
 
@@ -25,6 +26,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+TARGET_S, GOAL_S = 420, 120  # seconds: the target and the longer-term goal (docstring)
 
 
 def profile_stage(runs: Path, run_id: str, stage: str, top: int = 25) -> str:
@@ -70,16 +72,16 @@ def main() -> None:
     for phase, sec in phases.items():
         print(f"{phase:<22} {sec:>8.1f} {100 * sec / max(wall, 1e-9):>6.1f}%")
     print(f"{'sum of phases':<22} {timings['total_s']:>8.1f}")
-    print(f"{'wall (process)':<22} {wall:>8.1f}   target <= 300 ({'MET' if wall <= 300 else 'NOT MET'}); "
-          f"longer-term goal 120 ({wall / 120:.1f}x of it)")
+    print(f"{'wall (process)':<22} {wall:>8.1f}   target <= {TARGET_S} ({'MET' if wall <= TARGET_S else 'NOT MET'}); "
+          f"longer-term goal {GOAL_S} ({wall / GOAL_S:.1f}x of it)")
     print(f"{'start-up + overhead':<22} {wall - timings['total_s']:>8.1f}")
     print(f"peak RSS (largest process): {peak_mib:.0f} MiB")
     sft_rows = [json.loads(x) for x in (runs / "bench" / "01_sft" / "metrics.jsonl").read_text().splitlines() if x]
     if sft_rows:  # SFT's steps are the same arithmetic in every run of a seed: a yardstick of the machine's speed
         sft_s = sum(r.get("time_s", 0.0) for r in sft_rows)
-        print(f"machine yardstick: SFT's {len(sft_rows)} steps (bit-identical work in every run of this seed) took "
-              f"{sft_s:.1f} s; on a shared VM this drifts (82-101 s seen for seed 0 with the profile of b7b4c84, 89-131 "
-              f"s before it kept half the long-context rows), so compare runs by it too")
+        print(f"machine yardstick: SFT's {len(sft_rows)} steps (bit-identical work in every run of this seed and "
+              f"model size) took {sft_s:.1f} s; on a shared VM this drifts by up to 1.5x (docs/SPEED.md), so compare "
+              f"runs by it too")
     print(f"run directory: {runs / 'bench'}")
     stages = {p: s for p, s in phases.items() if p not in ("data", "report", "eval") and s > 0}
     if stages and not a.no_profile:

@@ -25,7 +25,7 @@ FINAL_STAGE = STAGE_PLAN[-1]
 @dataclass(frozen=True)
 class ModelSize:
     """A NemotronH size: ``width`` = hidden size (attention head_dim, Mamba heads and expert widths scale with it,
-    as in the tiny profile's 64: head_dim 16, 8 Mamba heads of 16, experts 64, shared expert 128); ``depth`` =
+    as in the tiny profile's 96: head_dim 24, 12 Mamba heads of 16, experts 96, shared expert 192); ``depth`` =
     repeats of the tiny profile's layer pattern (Mamba, MoE, attention, MoE)."""
     width: int
     depth: int = 1
