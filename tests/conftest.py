@@ -50,7 +50,7 @@ def pytest_collection_modifyitems(session, config, items):
     first; files of one rank keep their shuffled order). ``make test`` hands whole files to its workers
     (``--dist loadfile``, in this order): a file's module fixtures (a served model, a judged set of submissions, the
     small smoke run) are built once, and the longest files start first while the other worker works through the
-    rest. A file that serves with vLLM ranks behind two long files: ``make test`` installs the vLLM venv beside the
+    rest. A file that serves with vLLM ranks behind the longest files: ``make test`` installs the vLLM venv beside the
     first tests, and a worker that started such a file at once would wait for the install, idle."""
     rank: dict = {}
     for it in items:
