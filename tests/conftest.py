@@ -58,7 +58,8 @@ def pytest_collection_modifyitems(session, config, items):
         if mark is not None:
             rank[it.path] = mark.kwargs.get("rank", 0)
     if rank:
-        first = sorted((it for it in items if it.path in rank), key=lambda it: rank[it.path])  # stable: keeps the shuffle
+        # sorted() is stable: files of one rank keep the shuffled order
+        first = sorted((it for it in items if it.path in rank), key=lambda it: rank[it.path])
         items[:] = first + [it for it in items if it.path not in rank]
 
 
