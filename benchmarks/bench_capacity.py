@@ -112,11 +112,6 @@ def plot(study: dict, path: Path) -> None:
         xs = [p * (1 + 0.015 * (i - len(targets) / 2)) for p in params]  # small offsets keep the bars apart
         ax1.errorbar(xs, ys, yerr=[lo, hi], marker="o", capsize=3, label=f"({t})")
     ax1.axhline(0, color="grey", lw=0.8)
-    ticks = [f"{s}\n{p:.2f}M" for s, p in zip(sizes, params)]  # each size named at its parameter count
-    ax1.set_xscale("log")
-    ax1.set_xticks(params, ticks, minor=False)
-    ax1.minorticks_off()
-    ax1.set_xlabel("model size (parameters, log scale)")
     ax1.set_ylabel("stage - input, points (95% CI)")
     ax1.set_title("each stage's claim on its own domain")
     ax1.legend(ncol=4, fontsize=8)
@@ -124,10 +119,11 @@ def plot(study: dict, path: Path) -> None:
     for d in doms:
         ys = [next(r for r in study[s]["forgetting"] if r["domain"] == d)["score"] for s in sizes]
         ax2.plot(params, ys, marker="o", label=d)
-    ax2.set_xscale("log")
-    ax2.set_xticks(params, ticks, minor=False)
-    ax2.minorticks_off()
-    ax2.set_xlabel("model size (parameters, log scale)")
+    for ax in (ax1, ax2):  # one x axis for both panels: each size named at its parameter count
+        ax.set_xscale("log")
+        ax.set_xticks(params, [f"{s}\n{p:.2f}M" for s, p in zip(sizes, params)], minor=False)
+        ax.minorticks_off()
+        ax.set_xlabel("model size (parameters, log scale)")
     ax2.set_ylabel("best checkpoint - final, points")
     ax2.set_title("forgetting index per domain (pooled over seeds)")
     ax2.legend(ncol=3, fontsize=8)
