@@ -74,19 +74,21 @@ $(VLLM_STAMP):
 run: setup
 	$(VENV)/bin/recipe run --profile $(PROFILE) $(if $(RUN_ID),--run-id $(RUN_ID)) $(ARGS)
 
-# The vLLM venv installs while the tests run: it holds an exclusive flock on $(VLLM_LOCK) (taken before pytest
-# starts) and the real-server tests wait for it (recipe/serve/vllm_env.py). Without flock it installs first.
+# The vLLM venv installs beside the main venv's install and on into the tests: pip installs on one core, so the two
+# installs share the two cores, and what is left of vLLM's runs under the first tests. It holds an exclusive flock on
+# $(VLLM_LOCK) (taken before either starts) and the real-server tests wait for it (recipe/serve/vllm_env.py).
+# Without flock it installs first.
 # One pytest worker per core, each computing on one thread (tests/conftest.py); the suite is CPU-bound, and a third
 # worker on 2 cores made it slower (docs/SPEED.md).
 TEST_WORKERS ?= $(shell nproc)
 VLLM_LOCK := $(VLLM_VENV).install.lock
 PYTEST := $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --timeout=900 --durations=20 -p random_order --random-order-bucket=global tests
 
-test: setup
+test:
 	@if command -v flock >/dev/null; then \
 	  exec 9>$(VLLM_LOCK); flock 9; ($(MAKE) --no-print-directory vllm-venv) & exec 9>&-; \
-	  $(PYTEST); rc=$$?; wait; exit $$rc; \
-	else $(MAKE) --no-print-directory vllm-venv && $(PYTEST); fi
+	  $(MAKE) --no-print-directory setup && $(PYTEST); rc=$$?; wait; exit $$rc; \
+	else $(MAKE) --no-print-directory setup vllm-venv && $(PYTEST); fi
 
 # Saving a notebook writes the commit format (recipe/pipeline/lab_hooks.py): open, run, save leaves git clean.
 # Jupyter refuses to start as root without --allow-root; containers and many cluster nodes run as root.

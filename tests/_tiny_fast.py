@@ -1,6 +1,10 @@
 """A reduced-step tiny profile for end-to-end tests (seconds, not minutes). Shrunken settings, each on purpose:
-few items per domain, a few steps per stage, small rollout batches, short generations."""
-FAST = [
+few items per domain, a few steps per stage, small rollout batches, short generations, and the model at hidden size
+64 (0.34M parameters, the same layer pattern; a cascade ~20% faster than at the profile's 96). These tests check the
+wiring (resume, notebooks, caching, reports), not what the stages teach: docs/EVIDENCE.md measures that at 96."""
+from recipe.pipeline.capacity import ModelSize
+
+FAST = [*ModelSize(64).overrides(),
     "run.torch_threads=1",  # make test runs two workers on two cores
     "evaluation.lanes=1",   # the same (validation in process); tests/test_validation_lanes.py covers the lanes
     "domains.tiny.train_items=200", "domains.tiny.val_items=16", "model.tokenizer.corpus_examples=400",

