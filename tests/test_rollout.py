@@ -12,6 +12,15 @@ from recipe.model import build_tiny
 from recipe.train.rollout import generate, render_prompt, top_p_filter
 
 
+
+def assert_same_gradient(got: torch.Tensor, want: torch.Tensor, name: str) -> None:
+    """Equal up to float32 summation order: a gradient summed over rows in other groupings (prefix sharing, length
+    buckets) differs by ~1e-7 of the tensor's largest entry, so a small entry beside a large one is compared at the
+    tensor's scale, not its own (a conv bias with entries of 85 and of 1e-4 failed an elementwise rtol)."""
+    scale = want.abs().max().item()
+    err = (got - want).abs().max().item()
+    assert err <= 1e-5 + 1e-5 * scale, f"{name}: max |diff| {err:.3g} at scale {scale:.3g}"
+
 @pytest.fixture(scope="module")
 def tiny():
     torch.manual_seed(0)
@@ -131,7 +140,7 @@ def test_shared_prompt_forward_gives_the_same_logprobs_and_gradients(tiny):
     assert torch.allclose(shared, full, atol=1e-5)
     assert g_shared.keys() == g_full.keys()
     for n in g_full:
-        assert torch.allclose(g_shared[n], g_full[n], atol=1e-5, rtol=1e-4), n
+        assert_same_gradient(g_shared[n], g_full[n], n)
 
 
 def test_length_buckets_give_the_same_logprobs_and_gradients(tiny, monkeypatch):
@@ -163,7 +172,7 @@ def test_length_buckets_give_the_same_logprobs_and_gradients(tiny, monkeypatch):
         model.eval()
     assert torch.allclose(out, full, atol=1e-5)
     for n in g_full:
-        assert torch.allclose(g[n], g_full[n], atol=1e-5, rtol=1e-4), n
+        assert_same_gradient(g[n], g_full[n], n)
 
 
 def test_length_buckets_split_rows_of_different_lengths():

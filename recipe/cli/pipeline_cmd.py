@@ -82,7 +82,8 @@ def register(app: typer.Typer) -> None:
     @app.command("compare-to-start")
     def compare_to_start_cmd(
         run_id: str = typer.Option(..., help="Run id."),
-        stage: Optional[str] = typer.Option(None, help="Checkpoint to compare (default: the run's last stage)."),
+        stage: Optional[str] = typer.Option(None, help="Checkpoint to compare (default: the run's last finished "
+                                            "stage)."),
         start: Optional[str] = typer.Option(None, help="Model folder the run started from (default: the run's "
                                             "model.name)."),
         tiny_limit: Optional[int] = typer.Option(None, help="Rows of each tiny suite (default: the eval phase's)."),

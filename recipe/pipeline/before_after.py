@@ -24,18 +24,30 @@ def _item_scores(path: Path) -> dict[str, float]:
     return out
 
 
+def last_finished_stage(run, cfg) -> str:
+    """The last stage of the plan (up to ``run.until``) whose checkpoint folder is complete: a run stopped early, or
+    one still running, is compared at the checkpoint it has."""
+    from recipe.config import STAGE_PLAN
+    plan = list(STAGE_PLAN)
+    plan = plan[: plan.index(cfg.run.until) + 1] if cfg.run.until in plan else plan
+    for stage in reversed(plan):
+        if (run.checkpoint_dir(stage) / "config.json").is_file():
+            return stage
+    raise ValueError(f"run {run.run_id} has no finished stage (no checkpoint with a config.json under {run.path})")
+
+
 def compare_to_start(run, cfg, *, start: str | Path | None = None, stage: str | None = None,
                      tiny_limit: int | None = None, real_suites: dict[str, int] | None = None,
                      out: str | Path | None = None) -> dict:
-    """Evaluate ``start`` (default ``cfg.model.name``) and ``stage``'s checkpoint (default the run's last stage) on
-    the tiny suites of the run's domains and on ``real_suites`` (default ``benchmarks.eval_phase.real_suites``), with
-    the eval phase's sampling settings; returns ``{"start", "stage", "rows"}`` (also ``out/comparison.json``), one row
+    """Evaluate ``start`` (default ``cfg.model.name``) and ``stage``'s checkpoint (default the run's last finished
+    stage) on the tiny suites of the run's domains and on ``real_suites`` (default
+    ``benchmarks.eval_phase.real_suites``), with the eval phase's sampling settings; returns ``{"start", "stage", "rows"}`` (also ``out/comparison.json``), one row
     per suite: before / after score with CI and n, and the paired delta with its CI (``shown``: the interval excludes
     0). Results are written under ``out``."""
     from recipe.eval.api import evaluate
     from recipe.eval.backends.hf import HFBackend
     ep = cfg.benchmarks.eval_phase
-    stage = stage or cfg.run.until
+    stage = stage or last_finished_stage(run, cfg)
     start = Path(start or cfg.model.name)
     out = Path(out or run.path / "eval" / "before_after")
     knobs = dict(k=ep.k, temperature=ep.temperature, top_p=ep.top_p, thinking=ep.thinking, seed=cfg.run.seed,
