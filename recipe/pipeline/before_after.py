@@ -42,8 +42,8 @@ def compare_to_start(run, cfg, *, start: str | Path | None = None, stage: str | 
     """Evaluate ``start`` (default ``cfg.model.name``) and ``stage``'s checkpoint (default the run's last finished
     stage) on the tiny suites of the run's domains and on ``real_suites`` (default
     ``benchmarks.eval_phase.real_suites``), with the eval phase's sampling settings; returns ``{"start", "stage",
-    "rows"}`` (also ``out/comparison.json``), one row per suite: before / after score with CI and n, and the paired delta with its CI (``shown``: the interval excludes
-    0). Results are written under ``out``."""
+    "rows"}`` (also ``out/comparison.json``), one row per suite: before / after score with CI and n, and the paired
+    delta with its CI (``shown``: the interval excludes 0). Results are written under ``out``."""
     from recipe.eval.api import evaluate
     from recipe.eval.backends.hf import HFBackend
     ep = cfg.benchmarks.eval_phase
