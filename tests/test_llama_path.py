@@ -15,6 +15,7 @@ from recipe.model.chat_render import apply_template
 from recipe.model.fast_decode import supports_lean_decode
 from recipe.model.tokenizer import train_tokenizer
 from recipe.train.advantages import AdvantageInputs, get_estimator
+from recipe.train.device import autocast
 from recipe.train.losses import grpo_loss, mopd_loss
 from recipe.train.rollout import generate, sequence_logprobs
 from recipe.train.state import load_state, save_state
@@ -23,16 +24,24 @@ CORPUS = [f"<|im_start|>user\nAdd {a} and {b}.<|im_end|>\n<|im_start|>assistant\
           f"{a + b}<|im_end|>\n" for a in range(12) for b in range(12)]
 
 
-@pytest.fixture(scope="module")
-def llama():
+DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])  # CUDA: bf16 autocast, fp32 weights
+
+
+@pytest.fixture(scope="module", params=DEVICES)
+def llama(request):
     torch.manual_seed(0)
     tok = train_tokenizer(CORPUS, 300)
     cfg = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                       num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
                       tie_word_embeddings=True, pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id,
                       bos_token_id=None)
-    model = LlamaForCausalLM(cfg).eval()
+    model = LlamaForCausalLM(cfg).eval().to(request.param)
     return model, tok
+
+
+def _atol(model) -> float:
+    """fp32 on CPU; on CUDA the forward runs under bf16 autocast (8 mantissa bits), so log-probs agree to ~1e-2."""
+    return 1e-4 if next(model.parameters()).device.type == "cpu" else 3e-2
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -49,8 +58,10 @@ def test_generation_falls_back_to_hf_cached_forward_and_matches_hf_greedy(llama)
     prompt = _prompts(tok, 1, 1)
     ro = generate(model, tok, prompt, max_new_tokens=10, temperature=1.0, top_p=1.0, greedy=True)
     ids = tok(prompt, return_tensors="pt", add_special_tokens=False)["input_ids"]
-    hf = model.generate(ids, max_new_tokens=10, do_sample=False, eos_token_id=tok.eos_token_id,
-                        pad_token_id=tok.pad_token_id)[0, ids.shape[1]:]
+    dev = next(model.parameters()).device
+    with autocast(dev):  # the precision our generate uses on that device
+        hf = model.generate(ids.to(dev), max_new_tokens=10, do_sample=False, eos_token_id=tok.eos_token_id,
+                            pad_token_id=tok.pad_token_id)[0, ids.shape[1]:].cpu()
     ours = ro.input_ids_BS[0, ids.shape[1]:][ro.mask_BS[0, ids.shape[1]:].bool()]
     assert ours.tolist() == hf[: len(ours)].tolist() and len(ours) > 0
 
@@ -60,10 +71,12 @@ def test_logprobs_with_shared_prefixes_equal_a_plain_forward(llama):
     torch.manual_seed(1)
     ro = generate(model, tok, _prompts(tok, 2, 3), max_new_tokens=8, temperature=1.0, top_p=1.0)
     shared = sequence_logprobs(model, ro.input_ids_BS, ro.attention_mask_BS, ro.mask_BS)
-    plain = sequence_logprobs(model, ro.input_ids_BS, ro.attention_mask_BS) * ro.mask_BS
-    assert torch.allclose(shared, plain, atol=1e-4)
+    with autocast(next(model.parameters()).device):
+        plain = sequence_logprobs(model, *(t.to(next(model.parameters()).device)
+                                           for t in (ro.input_ids_BS, ro.attention_mask_BS))).cpu() * ro.mask_BS
+    assert torch.allclose(shared, plain, atol=_atol(model))
     # the sampler's own log-probs (pi_inf at T=1) are the policy's
-    assert torch.allclose(ro.inf_logprobs_BS * ro.mask_BS, plain, atol=1e-4)
+    assert torch.allclose(ro.inf_logprobs_BS * ro.mask_BS, plain, atol=_atol(model))
 
 
 def _batch(model, tok, seed: int):

@@ -15,6 +15,7 @@ import pytest
 
 from _smollm2 import smollm2_folder
 from recipe.config.schema import STAGE_PLAN
+from recipe.pipeline.stage_costs import stage_cost_rows
 
 pytestmark = [pytest.mark.slow, pytest.mark.starts_first(rank=0)]  # the longest file
 # the override set's 2 threads; 1 under make test, whose two workers share the two cores (tests/conftest.py)
@@ -64,6 +65,9 @@ def test_every_stage_ran_on_the_real_model_and_recorded_its_device(smoke):
         assert rt["device"] == "cpu" and rt["dtype"] == "float32" and rt["torch_threads"] == THREADS
         assert rt["peak_memory_mb"] > 500  # the 135M model's fp32 weights alone are ~540 MB
         assert rt["tokens"] > 0 and rt["tokens_per_s"] > 0
+    costs = stage_cost_rows(run)  # `recipe report --costs`: the same figures, one row a finished stage
+    assert [r["stage"] for r in costs] == list(STAGE_PLAN)
+    assert all(r["steps"] == 2 and r["device"] == "cpu" and r["stage_s"] >= r["train_s"] > 0 for r in costs)
     cfg = json.loads((run.path / "run.json").read_text())
     assert cfg["profile"] == "small"
     # SFT started from the imported weights, not a built model: same architecture and shape as the folder

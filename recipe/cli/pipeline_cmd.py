@@ -66,14 +66,23 @@ def register(app: typer.Typer) -> None:
     @app.command("report")
     def report(run_id: str = typer.Option(..., help="Run id."),
                as_json: bool = typer.Option(False, "--json", help="Print scores with 95% CIs, paired-bootstrap "
-                                            "deltas of each stage over its input, and teachers as JSON.")) -> None:
+                                            "deltas of each stage over its input, and teachers as JSON."),
+               costs: bool = typer.Option(False, "--costs", help="Print what each finished stage cost instead: "
+                                          "device, seconds, tokens/s, peak memory (with --json: as JSON).")) -> None:
         """Print the checkpoint x domain table and the chosen teachers of a run."""
         from recipe.pipeline.report import print_report, report_data
         from recipe.runs import RunDir
         with _user_errors():
             run = RunDir.for_id(run_id)
             run.read_run_json()  # a clear error for a run that does not exist
-            if as_json:
+            if costs:
+                from recipe.pipeline.stage_costs import print_stage_costs, stage_cost_rows
+                if as_json:
+                    import json
+                    typer.echo(json.dumps(stage_cost_rows(run), indent=2))
+                else:
+                    print_stage_costs(run, console=console)
+            elif as_json:
                 import json
                 typer.echo(json.dumps(report_data(run), indent=2))
             else:

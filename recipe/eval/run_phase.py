@@ -34,7 +34,7 @@ def run_eval_phase(run, cfg, stage: str, console: Console = console) -> dict:
         return {}
     from recipe.eval.backends.hf import HFBackend
     t0 = time.time()
-    backend = HFBackend(run.checkpoint_dir(stage), batch_size=ep.batch_size)
+    backend = HFBackend(run.checkpoint_dir(stage), batch_size=ep.batch_size, device=cfg.run.device)
     out = run.path / "eval" / stage
     knobs = dict(k=ep.k, temperature=ep.temperature, top_p=ep.top_p, thinking=ep.thinking, seed=cfg.run.seed)
     tiny = ep.tiny_suites or [f"tiny_{d}" for d in cfg.domains.names]

@@ -56,7 +56,7 @@ def compare_to_start(run, cfg, *, start: str | Path | None = None, stage: str | 
     real = ep.real_suites if real_suites is None else real_suites
     results = {}
     for label, ckpt in (("before", start), ("after", run.checkpoint_dir(stage))):
-        backend = HFBackend(ckpt, batch_size=ep.batch_size)
+        backend = HFBackend(ckpt, batch_size=ep.batch_size, device=cfg.run.device)
         if label == "before" and cfg.model.thinking == "plain_tokens":
             from recipe.model.plain_thinking import adopt_plain_thinking
             adopt_plain_thinking(backend.tokenizer)  # the run's thinking convention, as the run's checkpoints carry

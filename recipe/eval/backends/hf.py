@@ -33,11 +33,16 @@ def weights_sha256(path: Path) -> str:
 class HFBackend:
     name = "hf_local"
 
-    def __init__(self, path: str | Path, *, batch_size: int = 32, model=None, tokenizer=None):
+    def __init__(self, path: str | Path, *, batch_size: int = 32, model=None, tokenizer=None, device: str = "auto"):
+        """``device``: ``auto`` (CUDA when present, else CPU), ``cpu`` or ``cuda``, as ``run.device``; a model it
+        loads goes there (a model passed in stays where it is). Generation runs under the trainers' precision:
+        bf16 autocast over fp32 weights on CUDA (``recipe.train.device``)."""
         from recipe.model import load_checkpoint
+        from recipe.train.device import resolve_device
         self.path = Path(path)
         if model is None or tokenizer is None:
             model, tokenizer = load_checkpoint(self.path)
+            model = model.to(resolve_device(device))
         self.model, self.tokenizer = model, tokenizer
         self.batch_size = batch_size
         self._sha = None
