@@ -11,7 +11,7 @@
 # Usage: benchmarks/small_on_one_gpu.sh OUT [BUDGET_S]      (BUDGET_S: the whole script's wall budget, default 3600)
 # Knobs (environment): PYTHON (default python), RUN_ID (small-gpu), BENCH_STEPS (2), BENCH_MAX_S (BUDGET_S / 6),
 # COMPARE_RESERVE_S (BUDGET_S / 5), TINY_LIMIT (64: one decode batch a suite), IFEVAL (100), RECIPE_SET (extra -s
-# overrides for the run, e.g. "-s @small-smoke"). Needs the model imported first (`recipe model import --out ...`,
+# overrides for the run, e.g. "-s @small-smoke"). Needs the model imported first (`recipe model import`,
 # docs/SMALL_PROFILE.md) and a benchmark mirror holding ifeval/ for the IFEval slice (RECIPE_BENCHMARK_MIRROR).
 set -u
 out=${1:?usage: small_on_one_gpu.sh OUT [BUDGET_S]}

@@ -10,19 +10,17 @@ from recipe.runs import RunDir
 
 
 def _finish(run: RunDir, stage: str) -> None:
-    ckpt = run.checkpoint_dir(stage)
-    ckpt.mkdir(parents=True)
-    (ckpt / "config.json").write_text("{}")
+    run.write_manifest(stage, {"stage": stage, "status": "done"})
 
 
-def test_the_last_stage_with_a_complete_checkpoint_is_compared(tmp_path):
+def test_the_last_done_stage_is_compared(tmp_path):
     cfg = load_config("tiny")
     run = RunDir(tmp_path / "r")
     with pytest.raises(ValueError, match="no finished stage"):
         last_finished_stage(run, cfg)
     _finish(run, "sft")
     _finish(run, "if_rl")
-    run.checkpoint_dir("multi_domain_rl").mkdir(parents=True)  # begun, not written
+    run.write_manifest("multi_domain_rl", {"stage": "multi_domain_rl", "status": "running"})  # begun, not done
     assert last_finished_stage(run, cfg) == "if_rl"
     _finish(run, "swe_rl")
     assert last_finished_stage(run, cfg) == "swe_rl"

@@ -71,9 +71,9 @@ def test_logprobs_with_shared_prefixes_equal_a_plain_forward(llama):
     torch.manual_seed(1)
     ro = generate(model, tok, _prompts(tok, 2, 3), max_new_tokens=8, temperature=1.0, top_p=1.0)
     shared = sequence_logprobs(model, ro.input_ids_BS, ro.attention_mask_BS, ro.mask_BS)
-    with autocast(next(model.parameters()).device):
-        plain = sequence_logprobs(model, *(t.to(next(model.parameters()).device)
-                                           for t in (ro.input_ids_BS, ro.attention_mask_BS))).cpu() * ro.mask_BS
+    dev = next(model.parameters()).device
+    with autocast(dev):  # the plain forward at the precision the trainers use on that device
+        plain = sequence_logprobs(model, ro.input_ids_BS.to(dev), ro.attention_mask_BS.to(dev)).cpu() * ro.mask_BS
     assert torch.allclose(shared, plain, atol=_atol(model))
     # the sampler's own log-probs (pi_inf at T=1) are the policy's
     assert torch.allclose(ro.inf_logprobs_BS * ro.mask_BS, plain, atol=_atol(model))

@@ -12,7 +12,6 @@ from recipe.model import build_tiny
 from recipe.train.rollout import generate, render_prompt, top_p_filter
 
 
-
 def assert_same_gradient(got: torch.Tensor, want: torch.Tensor, name: str) -> None:
     """Equal up to float32 summation order: a gradient summed over rows in other groupings (prefix sharing, length
     buckets) differs by ~1e-7 of the tensor's largest entry, so a small entry beside a large one is compared at the
@@ -20,6 +19,7 @@ def assert_same_gradient(got: torch.Tensor, want: torch.Tensor, name: str) -> No
     scale = want.abs().max().item()
     err = (got - want).abs().max().item()
     assert err <= 1e-5 + 1e-5 * scale, f"{name}: max |diff| {err:.3g} at scale {scale:.3g}"
+
 
 @pytest.fixture(scope="module")
 def tiny():

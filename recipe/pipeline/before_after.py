@@ -25,15 +25,14 @@ def _item_scores(path: Path) -> dict[str, float]:
 
 
 def last_finished_stage(run, cfg) -> str:
-    """The last stage of the plan (up to ``run.until``) whose checkpoint folder is complete: a run stopped early, or
-    one still running, is compared at the checkpoint it has."""
+    """The last stage done (``RunDir.done_stages``) up to ``run.until``: a run stopped early, or one still running, is
+    compared at the checkpoint it has."""
     from recipe.config import STAGE_PLAN
-    plan = list(STAGE_PLAN)
-    plan = plan[: plan.index(cfg.run.until) + 1] if cfg.run.until in plan else plan
-    for stage in reversed(plan):
-        if (run.checkpoint_dir(stage) / "config.json").is_file():
-            return stage
-    raise ValueError(f"run {run.run_id} has no finished stage (no checkpoint with a config.json under {run.path})")
+    plan = STAGE_PLAN[: STAGE_PLAN.index(cfg.run.until) + 1] if cfg.run.until in STAGE_PLAN else STAGE_PLAN
+    done = [s for s in run.done_stages() if s in plan]
+    if not done:
+        raise ValueError(f"run {run.run_id} has no finished stage (no manifest with status done under {run.path})")
+    return done[-1]
 
 
 def compare_to_start(run, cfg, *, start: str | Path | None = None, stage: str | None = None,

@@ -7,17 +7,14 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from recipe.config import STAGE_PLAN
 from recipe.console_tables import print_table
 from recipe.runs.layout import RunDir
 
 
 def stage_cost_rows(run: RunDir) -> list[dict]:
     rows = []
-    for stage in STAGE_PLAN:
+    for stage in run.done_stages():
         m = run.read_manifest(stage)
-        if not m or m.get("status") != "done":
-            continue
         rt, tm = m.get("runtime") or {}, m.get("timings") or {}
         steps = len({r.get("step") for r in run.read_metrics(stage) if r.get("step") is not None})
         rows.append({"stage": stage, "device": rt.get("device_name") or rt.get("device"), "dtype": rt.get("dtype"),
@@ -29,6 +26,7 @@ def stage_cost_rows(run: RunDir) -> list[dict]:
 
 
 def print_stage_costs(run: RunDir, console: Console | None = None) -> None:
+    console = console or Console()
     rows = stage_cost_rows(run)
     table = Table(title=f"Run {run.run_id}: what each finished stage cost (manifest runtime and timings)")
     for col in ("stage", "device", "dtype", "steps", "stage s", "loop s", "s/step", "tokens", "tok/s", "peak MB"):
@@ -40,8 +38,8 @@ def print_stage_costs(run: RunDir, console: Console | None = None) -> None:
         table.add_row(r["stage"], str(r["device"] or "-"), str(r["dtype"] or "-"), str(r["steps"]),
                       fmt(r["stage_s"], ".1f"), fmt(r["train_s"], ".1f"), fmt(r["s_per_step"], ".2f"),
                       fmt(r["tokens"], ","), fmt(r["tokens_per_s"], ",.0f"), fmt(r["peak_memory_mb"], ",.0f"))
-    print_table(table, console or Console())
+    print_table(table, console)
     if rows:
         total = sum(r["stage_s"] or 0 for r in rows)
-        (console or Console()).print(f"{len(rows)} stage(s) finished, {total:.0f} s in all; peak memory: "
-                                     f"{rows[0]['peak_memory_kind']}")
+        console.print(f"{len(rows)} stage(s) finished, {total:.0f} s in all; peak memory: "
+                      f"{rows[0]['peak_memory_kind']}")
