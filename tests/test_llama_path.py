@@ -1,5 +1,5 @@
-"""A Llama-architecture model (SmolLM2's family) through the trainers' own code: generation falls back from the
-NemotronH lean decode step to Hugging Face's cached forward; log-probs with prefix sharing equal a plain forward;
+"""A Llama-architecture model (SmolLM2's family) through the trainers' own code: generation by the lean Llama decode
+step equals Hugging Face's cached forward (logits per step after a bucketed prefill, greedy tokens); log-probs with prefix sharing equal a plain forward;
 one GRPO step and one MOPD step on a fixed batch move the parameters and lower that batch's loss; the step state
 (tied embeddings included) round-trips. The model is a small Llama built offline with the project's tokenizer
 trainer, so this runs everywhere."""
@@ -17,7 +17,8 @@ from recipe.model.tokenizer import train_tokenizer
 from recipe.train.advantages import AdvantageInputs, get_estimator
 from recipe.train.device import autocast
 from recipe.train.losses import grpo_loss, mopd_loss
-from recipe.train.rollout import generate, sequence_logprobs
+from recipe.model.fast_decode_llama import LlamaDecodeState
+from recipe.train.rollout import HFDecodeState, generate, prefill_in_buckets, sequence_logprobs
 from recipe.train.state import load_state, save_state
 
 CORPUS = [f"<|im_start|>user\nAdd {a} and {b}.<|im_end|>\n<|im_start|>assistant\n<think>\n{a} plus {b}\n</think>\n"
@@ -52,11 +53,12 @@ def _prompts(tok, n: int, group: int) -> list[str]:
             for i in range(n) for _ in range(group)]
 
 
-def test_generation_falls_back_to_hf_cached_forward_and_matches_hf_greedy(llama):
+@pytest.mark.parametrize("lean", [True, False], ids=["lean-step", "hf-cached-forward"])
+def test_generation_matches_hf_greedy(llama, lean):
     model, tok = llama
-    assert not supports_lean_decode(model)
+    assert supports_lean_decode(model)
     prompt = _prompts(tok, 1, 1)
-    ro = generate(model, tok, prompt, max_new_tokens=10, temperature=1.0, top_p=1.0, greedy=True)
+    ro = generate(model, tok, prompt, max_new_tokens=10, temperature=1.0, top_p=1.0, greedy=True, lean_decode=lean)
     ids = tok(prompt, return_tensors="pt", add_special_tokens=False)["input_ids"]
     dev = next(model.parameters()).device
     with autocast(dev):  # the precision our generate uses on that device
@@ -64,6 +66,50 @@ def test_generation_falls_back_to_hf_cached_forward_and_matches_hf_greedy(llama)
                             pad_token_id=tok.pad_token_id)[0, ids.shape[1]:].cpu()
     ours = ro.input_ids_BS[0, ids.shape[1]:][ro.mask_BS[0, ids.shape[1]:].bool()]
     assert ours.tolist() == hf[: len(ours)].tolist() and len(ours) > 0
+
+
+def _ragged_prompts(tok) -> list[str]:
+    return [apply_template(tok, [{"role": "user", "content": "Add " + " and ".join(map(str, range(n))) + "."}],
+                           add_generation_prompt=True) for n in (2, 9, 4, 2, 6)]
+
+
+def test_lean_llama_step_equals_hf_cached_forward_after_bucketed_prefill_and_row_changes(llama):
+    """LlamaDecodeState, prefilled in separate length buckets (each row keeps its own RoPE position), gives HF's
+    logits at every step of one padded cached forward, also after rows are dropped and repeated (select)."""
+    model, tok = llama
+    dev = next(model.parameters()).device
+    enc = tok(_ragged_prompts(tok), return_tensors="pt", padding=True, add_special_tokens=False).to(dev)
+    assert len(set(enc["attention_mask"].sum(1).tolist())) >= 3
+    with torch.no_grad(), autocast(dev):
+        lean, lean_logits = prefill_in_buckets(model, enc["input_ids"], enc["attention_mask"], 6, overhead_tokens=0)
+        assert isinstance(lean, LlamaDecodeState) and len(set(lean.rope_pos_A.tolist())) >= 3  # several buckets
+        ref, ref_logits = HFDecodeState.prefill(model, enc["input_ids"], enc["attention_mask"], 6)
+        assert torch.allclose(lean_logits, ref_logits, atol=_atol(model))
+        tok_A = ref_logits.argmax(-1)
+        for t in range(6):
+            if t == 2:  # drop rows 1 and 3, repeat row 0
+                keep = torch.tensor([0, 0, 2, 4], device=dev)
+                lean.select(keep)
+                ref.select(keep)
+                tok_A = tok_A[keep]
+            ours, theirs = lean.step(tok_A), ref.step(tok_A)
+            assert ours.shape == theirs.shape
+            assert torch.allclose(ours, theirs, atol=_atol(model)), (t, (ours - theirs).abs().max())
+            tok_A = torch.multinomial(torch.softmax(theirs, -1), 1).squeeze(-1)
+        with pytest.raises(RuntimeError, match="more steps"):
+            lean.step(tok_A)
+
+
+def test_lean_and_hf_decoding_sample_the_same_rows(llama):
+    model, tok = llama
+    runs = []
+    for lean in (True, False):
+        torch.manual_seed(3)
+        runs.append(generate(model, tok, _ragged_prompts(tok) * 3, max_new_tokens=12, temperature=1.0, top_p=0.9,
+                             lean_decode=lean))
+    a, b = runs
+    assert torch.equal(a.input_ids_BS, b.input_ids_BS)
+    assert torch.allclose(a.inf_logprobs_BS, b.inf_logprobs_BS, atol=_atol(llama[0]))
 
 
 def test_logprobs_with_shared_prefixes_equal_a_plain_forward(llama):

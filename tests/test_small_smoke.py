@@ -151,6 +151,7 @@ def test_compare_to_start_scores_the_start_and_the_final_checkpoint_on_the_same_
     data = json.loads((run.path / "eval" / "before_after" / "comparison.json").read_text())
     rows = {row["suite"]: row for row in data["rows"]}
     assert {f"tiny_{d}" for d in ("math", "chat", "code", "swe_agentic")} <= set(rows) and "ifeval" in rows
+    assert data["complete"] and data["rows"][0]["suite"] == "ifeval"  # the real suite first, every suite done
     for name, row in rows.items():
         if "unavailable" in row:
             continue

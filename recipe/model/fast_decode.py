@@ -1,4 +1,4 @@
-"""A lean one-token decode step for NemotronH, for our generation loop (``recipe.train.rollout.generate``).
+"""A lean one-token decode step for NemotronH (Llama: ``recipe.model.fast_decode_llama``), for our generation loop (``recipe.train.rollout.generate``).
 
 Hugging Face's forward costs ~5 ms per decode step on the tiny model, almost all of it per-call overhead: mask
 construction, cache objects, decorators and ~40 module calls for four layers. ``DecodeState`` holds the decode
@@ -25,9 +25,28 @@ _SUPPORTED = {"linear_attention", "full_attention", "moe", "mlp"}
 
 
 def supports_lean_decode(model) -> bool:
+    """True when :func:`lean_decode_state` has a lean step for this model: NemotronH here, Llama in
+    :mod:`recipe.model.fast_decode_llama`."""
+    return lean_decode_state(model) is not None
+
+
+def lean_decode_state(model):
+    """The lean decode-state class for this model's architecture, or None (then Hugging Face's cached forward)."""
+    from recipe.model.fast_decode_llama import LlamaDecodeState, is_lean_llama
     cfg = getattr(model, "config", None)
-    return (getattr(cfg, "model_type", None) == "nemotron_h"
-            and set(getattr(cfg, "layers_block_type", [])) <= _SUPPORTED)
+    if (getattr(cfg, "model_type", None) == "nemotron_h"
+            and set(getattr(cfg, "layers_block_type", [])) <= _SUPPORTED):
+        return DecodeState
+    if is_lean_llama(model):
+        return LlamaDecodeState
+    return None
+
+
+def left_pad(t: torch.Tensor, shift: int, dim: int, width: int) -> torch.Tensor:
+    """``t`` with ``shift`` zero columns prepended along ``dim``, cut to ``width`` columns."""
+    pad = list(t.shape)
+    pad[dim] = shift
+    return torch.cat([t.new_zeros(pad), t], dim).narrow(dim, 0, width)
 
 
 class DecodeState:
@@ -53,7 +72,7 @@ class DecodeState:
                 keys[i] = k.new_zeros(A, k.shape[1], L, k.shape[3])
                 values[i] = v.new_zeros(A, v.shape[1], L, v.shape[3])
                 keys[i][:, :, :P], values[i][:, :, :P] = k, v
-        key_mask = torch.zeros(A, L, dtype=torch.bool)
+        key_mask = torch.zeros(A, L, dtype=torch.bool, device=attention_mask_AP.device)
         key_mask[:, :P] = attention_mask_AP.bool()
         return cls(model, conv, ssm, keys, values, key_mask, P)
 
@@ -64,15 +83,11 @@ class DecodeState:
         pos = max(s.pos for s in states)
         width = pos + min(s.key_mask_AL.shape[1] - s.pos for s in states)
 
-        def left_pad(t, shift, dim):
-            pad = list(t.shape)
-            pad[dim] = shift
-            return torch.cat([t.new_zeros(pad), t], dim).narrow(dim, 0, width)
         conv = {i: torch.cat([s.conv[i] for s in states]) for i in states[0].conv}
         ssm = {i: torch.cat([s.ssm[i] for s in states]) for i in states[0].ssm}
-        keys = {i: torch.cat([left_pad(s.keys[i], pos - s.pos, 2) for s in states]) for i in states[0].keys}
-        values = {i: torch.cat([left_pad(s.values[i], pos - s.pos, 2) for s in states]) for i in states[0].values}
-        mask = torch.cat([left_pad(s.key_mask_AL, pos - s.pos, 1) for s in states])
+        keys = {i: torch.cat([left_pad(s.keys[i], pos - s.pos, 2, width) for s in states]) for i in states[0].keys}
+        values = {i: torch.cat([left_pad(s.values[i], pos - s.pos, 2, width) for s in states]) for i in states[0].values}
+        mask = torch.cat([left_pad(s.key_mask_AL, pos - s.pos, 1, width) for s in states])
         return cls(states[0].model, conv, ssm, keys, values, mask, pos)
 
     def select(self, rows: torch.Tensor) -> None:
@@ -125,7 +140,7 @@ def _moe_dense(moe, x_AH):
     z = moe.fc1_latent_proj(x_AH)
     hid = ex.act_fn(torch.matmul(z, ex.up_proj.transpose(1, 2)))                # [E, A, I]
     y = torch.matmul(hid, ex.down_proj.transpose(1, 2))                         # [E, A, D]
-    W_EA = torch.zeros(ex.num_experts, x_AH.shape[0], dtype=w_AK.dtype).scatter_(
+    W_EA = torch.zeros(ex.num_experts, x_AH.shape[0], dtype=w_AK.dtype, device=w_AK.device).scatter_(
         0, idx_AK.T.contiguous(), w_AK.T.contiguous())
     routed = (W_EA[..., None] * y).sum(0).to(x_AH.dtype)
     return moe.fc2_latent_proj(routed) + moe.shared_experts(x_AH)

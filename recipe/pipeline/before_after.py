@@ -42,7 +42,8 @@ def compare_to_start(run, cfg, *, start: str | Path | None = None, stage: str | 
     stage) on the tiny suites of the run's domains and on ``real_suites`` (default
     ``benchmarks.eval_phase.real_suites``), with the eval phase's sampling settings; returns ``{"start", "stage",
     "rows"}`` (also ``out/comparison.json``), one row per suite: before / after score with CI and n, and the paired
-    delta with its CI (``shown``: the interval excludes 0). Results are written under ``out``."""
+    delta with its CI (``shown``: the interval excludes 0). Results are written under ``out``; ``complete`` is false
+    in a comparison.json written before the last suite."""
     from recipe.eval.api import evaluate
     from recipe.eval.backends.hf import HFBackend
     ep = cfg.benchmarks.eval_phase
@@ -53,35 +54,38 @@ def compare_to_start(run, cfg, *, start: str | Path | None = None, stage: str | 
                  cfg=cfg, run_id=run.run_id, stage=stage)
     tiny = ep.tiny_suites or [f"tiny_{d}" for d in cfg.domains.names]
     real = ep.real_suites if real_suites is None else real_suites
-    results = {}
-    for label, ckpt in (("before", start), ("after", run.checkpoint_dir(stage))):
-        backend = HFBackend(ckpt, batch_size=ep.batch_size, device=cfg.run.device)
-        if label == "before" and cfg.model.thinking == "plain_tokens":
-            from recipe.model.plain_thinking import adopt_plain_thinking
-            adopt_plain_thinking(backend.tokenizer)  # the run's thinking convention, as the run's checkpoints carry
-        res = evaluate(tiny, out=out / label, backend=backend, limit=tiny_limit or ep.tiny_limit, **knobs)
-        for name, n in real.items():
-            res.update(evaluate([name], out=out / label, backend=backend, limit=n, max_tokens=ep.max_tokens,
-                                **knobs))
-        results[label] = res
-    rows = []
-    for name in results["after"]:
-        b, a = results["before"].get(name, {}), results["after"][name]
-        row = {"suite": name}
-        if "unavailable" in a or "unavailable" in b:
-            row["unavailable"] = a.get("unavailable") or b.get("unavailable")
-            rows.append(row)
-            continue
-        for label, r in (("before", b), ("after", a)):
-            row[label] = {"score": r.get("score"), "ci95": r.get("ci95"), "n": r.get("n")}
-        d = paired_bootstrap_delta(_item_scores(out / "after" / name / "items.jsonl"),
-                                   _item_scores(out / "before" / name / "items.jsonl"), scale=100.0)
-        row["delta"] = {"score": round(d.score, 2), "ci95": [round(d.ci_low, 2), round(d.ci_high, 2)], "n": d.n}
-        row["shown"] = d.ci_low > 0 or d.ci_high < 0
-        rows.append(row)
-    comparison = {"start": str(start), "stage": stage, "rows": rows}
-    (out / "comparison.json").write_text(json.dumps(comparison, indent=2) + "\n")
+    backends = {"before": HFBackend(start, batch_size=ep.batch_size, device=cfg.run.device),
+                "after": HFBackend(run.checkpoint_dir(stage), batch_size=ep.batch_size, device=cfg.run.device)}
+    if cfg.model.thinking == "plain_tokens":
+        from recipe.model.plain_thinking import adopt_plain_thinking
+        adopt_plain_thinking(backends["before"].tokenizer)  # the run's thinking convention, as its checkpoints carry
+    # suite by suite, the real suites first, both models on each before the next suite: comparison.json is
+    # rewritten after every suite, so a run cut short keeps the pairs it finished ("complete": false)
+    jobs = [(name, dict(limit=n, max_tokens=ep.max_tokens)) for name, n in real.items()]
+    jobs += [(name, dict(limit=tiny_limit or ep.tiny_limit)) for name in tiny]
+    comparison = {"start": str(start), "stage": stage, "complete": False, "rows": []}
+    for i, (name, kw) in enumerate(jobs):
+        res = {label: evaluate([name], out=out / label, backend=backends[label], **kw, **knobs).get(name, {})
+               for label in ("before", "after")}
+        comparison["rows"].append(_row(name, res["before"], res["after"], out))
+        comparison["complete"] = i == len(jobs) - 1
+        (out / "comparison.json").write_text(json.dumps(comparison, indent=2) + "\n")
     return comparison
+
+
+def _row(name: str, b: dict, a: dict, out: Path) -> dict:
+    """One suite's row: before / after score with CI and n, the paired-bootstrap delta over shared items."""
+    row: dict = {"suite": name}
+    if "unavailable" in a or "unavailable" in b:
+        row["unavailable"] = a.get("unavailable") or b.get("unavailable")
+        return row
+    for label, r in (("before", b), ("after", a)):
+        row[label] = {"score": r.get("score"), "ci95": r.get("ci95"), "n": r.get("n")}
+    d = paired_bootstrap_delta(_item_scores(out / "after" / name / "items.jsonl"),
+                               _item_scores(out / "before" / name / "items.jsonl"), scale=100.0)
+    row["delta"] = {"score": round(d.score, 2), "ci95": [round(d.ci_low, 2), round(d.ci_high, 2)], "n": d.n}
+    row["shown"] = d.ci_low > 0 or d.ci_high < 0
+    return row
 
 
 def _cell(r: dict) -> str:
@@ -96,8 +100,9 @@ def print_comparison(comparison: dict, console=None) -> None:
     from rich.table import Table
 
     from recipe.console_tables import print_table
+    cut = "" if comparison.get("complete", True) else f" (cut short after {len(comparison['rows'])} suites)"
     t = Table(title=f"{comparison['start']} (before) vs {comparison['stage']} (after): 95% CIs; paired-bootstrap "
-                    "delta over shared items")
+                    f"delta over shared items{cut}")
     for col in ("suite", "before", "after", "delta", "verdict"):
         t.add_column(col)
     for row in comparison["rows"]:

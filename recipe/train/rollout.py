@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import torch
 
 from recipe.model.chat_render import apply_template
-from recipe.model.fast_decode import DecodeState, supports_lean_decode
+from recipe.model.fast_decode import DecodeState, lean_decode_state, supports_lean_decode
+from recipe.model.fast_decode_llama import LlamaDecodeState
 from recipe.train.device import autocast
 
 _BUCKET_OVERHEAD_TOKENS = 2048  # one more forward costs about as much as this many extra padded tokens (tiny, CPU)
@@ -89,9 +90,10 @@ def generate(model, tokenizer, prompts: list[str], *, max_new_tokens: int, tempe
     - Sampling: softmax(logits / T) after top-p (as ``TopPLogitsWarper``), drawn by inverse CDF with one uniform
       per row per step, drawn for every row each step so a row's randomness does not depend on the others.
       Nothing process-wide is patched. ``greedy`` takes the argmax.
-    - Decode steps after the prefill run :class:`recipe.model.fast_decode.DecodeState` on NemotronH models (the same
-      math without Hugging Face's per-call overhead); ``lean_decode=False`` or another architecture uses
-      :class:`HFDecodeState` (HF's cached forward) behind the same interface.
+    - Decode steps after the prefill run a lean step on plain tensors (the same math without Hugging Face's
+      per-call overhead and cache copies): :class:`recipe.model.fast_decode.DecodeState` on NemotronH models,
+      :class:`recipe.model.fast_decode_llama.LlamaDecodeState` on Llama models; ``lean_decode=False`` or another
+      architecture uses :class:`HFDecodeState` (HF's cached forward) behind the same interface.
     The output layout equals Hugging Face's: [left-padded prompt | response, pad after <|im_end|>]. The model runs
     on its own device (bf16 autocast on CUDA, ``recipe.train.device``); the returned batch is on the CPU.
     """
@@ -196,23 +198,24 @@ class HFDecodeState:
 
 def prefill_in_buckets(model, input_ids_US, attention_mask_US, max_new_tokens: int,
                        overhead_tokens: int | None = None, rows: torch.Tensor | None = None
-                       ) -> tuple[DecodeState, torch.Tensor]:
+                       ) -> tuple[DecodeState | LlamaDecodeState, torch.Tensor]:
     """Prefill left-padded prompts in length buckets (:func:`length_buckets`: prompts of very different lengths,
     e.g. 26-token IF prompts beside 150-token tool prompts, do not all run at the longest length) and join the
-    buckets' states into one :class:`DecodeState` whose attention keys are left-padded back to the common width.
+    buckets' states into one lean decode state whose attention keys are left-padded back to the common width.
     Returns the state and the last-position logits [A, V] for the prompt rows ``rows`` (default: every prompt, in
     input order), gathered in one copy."""
     U = input_ids_US.shape[0]
     parts = length_buckets(input_ids_US, attention_mask_US, torch.zeros_like(attention_mask_US),
                            overhead_tokens=overhead_tokens)
+    state_cls = lean_decode_state(model)
     states, logits, order = [], [], []
     for part_rows, lo, _hi in parts:
         ids, attn = input_ids_US[part_rows, lo:], attention_mask_US[part_rows, lo:]
         out = model(input_ids=ids, attention_mask=attn, use_cache=True, logits_to_keep=1)
-        states.append(DecodeState.from_hf_cache(model, out.cache, attn, max_new_tokens))
+        states.append(state_cls.from_hf_cache(model, out.cache, attn, max_new_tokens))
         logits.append(out.logits[:, -1].float())
         order.append(part_rows)
-    state = DecodeState.concat(states) if len(states) > 1 else states[0]
+    state = state_cls.concat(states) if len(states) > 1 else states[0]
     pick = torch.argsort(torch.cat(order))          # input row -> row of the joined state
     if rows is not None:
         pick = pick[rows]
