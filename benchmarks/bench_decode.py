@@ -94,7 +94,7 @@ def main() -> None:
         with torch.profiler.profile(activities=activities) as prof:
             generate(model, tok, prompts, max_new_tokens=cap, temperature=1.0, top_p=1.0)
             _sync(device)
-        key = "cuda_time_total" if device.type == "cuda" else "cpu_time_total"
+        key = "device_time_total" if device.type == "cuda" else "cpu_time_total"
         print(prof.key_averages().table(sort_by=key, row_limit=15, max_name_column_width=48))
 
 

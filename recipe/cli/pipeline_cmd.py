@@ -97,6 +97,9 @@ def register(app: typer.Typer) -> None:
                                             "model.name)."),
         tiny_limit: Optional[int] = typer.Option(None, help="Rows of each tiny suite (default: the eval phase's)."),
         ifeval: Optional[int] = typer.Option(None, help="IFEval rows (default: the eval phase's real_suites)."),
+        start_instruct: bool = typer.Option(False, "--start-instruct", help="Score the start model in instruct mode "
+                                            "(its own, when it was never trained to think), the checkpoint in the eval "
+                                            "phase's mode."),
         as_json: bool = typer.Option(False, "--json", help="Print the rows as JSON."),
     ) -> None:
         """Evaluate the model a run started from and the run's checkpoint on the same rows (the tiny suites of its
@@ -109,7 +112,8 @@ def register(app: typer.Typer) -> None:
             run.read_run_json()  # a clear error for a run that does not exist
             cfg = load_config(run.config_path)
             real = {"ifeval": ifeval} if ifeval else None
-            comparison = compare_to_start(run, cfg, start=start, stage=stage, tiny_limit=tiny_limit, real_suites=real)
+            comparison = compare_to_start(run, cfg, start=start, stage=stage, tiny_limit=tiny_limit, real_suites=real,
+                                          start_instruct=start_instruct)
             if as_json:
                 import json
                 typer.echo(json.dumps(comparison, indent=2))

@@ -37,21 +37,23 @@ def last_finished_stage(run, cfg) -> str:
 
 def compare_to_start(run, cfg, *, start: str | Path | None = None, stage: str | None = None,
                      tiny_limit: int | None = None, real_suites: dict[str, int] | None = None,
-                     out: str | Path | None = None) -> dict:
+                     out: str | Path | None = None, start_instruct: bool = False) -> dict:
     """Evaluate ``start`` (default ``cfg.model.name``) and ``stage``'s checkpoint (default the run's last finished
     stage) on the tiny suites of the run's domains and on ``real_suites`` (default
     ``benchmarks.eval_phase.real_suites``), with the eval phase's sampling settings; returns ``{"start", "stage",
-    "rows"}`` (also ``out/comparison.json``), one row per suite: before / after score with CI and n, and the paired
+    "rows", ...}`` (also ``out/comparison.json``, ``comparison_start_instruct.json`` with ``start_instruct``), one row per suite: before / after score with CI and n, and the paired
     delta with its CI (``shown``: the interval excludes 0). Results are written under ``out``; ``complete`` is false
-    in a comparison.json written before the last suite."""
+    in a comparison.json written before the last suite. ``start_instruct`` scores ``start`` in instruct mode (its
+    own mode when it was never trained to think: in thinking mode an answer that never closes ``</think>`` is no
+    answer) and the checkpoint in the eval phase's mode."""
     from recipe.eval.api import evaluate
     from recipe.eval.backends.hf import HFBackend
     ep = cfg.benchmarks.eval_phase
     stage = stage or last_finished_stage(run, cfg)
     start = Path(start or cfg.model.name)
     out = Path(out or run.path / "eval" / "before_after")
-    knobs = dict(k=ep.k, temperature=ep.temperature, top_p=ep.top_p, thinking=ep.thinking, seed=cfg.run.seed,
-                 cfg=cfg, run_id=run.run_id, stage=stage)
+    knobs = dict(k=ep.k, temperature=ep.temperature, top_p=ep.top_p, seed=cfg.run.seed, cfg=cfg, run_id=run.run_id,
+                 stage=stage)
     tiny = ep.tiny_suites or [f"tiny_{d}" for d in cfg.domains.names]
     real = ep.real_suites if real_suites is None else real_suites
     backends = {"before": HFBackend(start, batch_size=ep.batch_size, device=cfg.run.device),
@@ -63,17 +65,25 @@ def compare_to_start(run, cfg, *, start: str | Path | None = None, stage: str | 
     # rewritten after every suite, so a run cut short keeps the pairs it finished ("complete": false)
     jobs = [(name, dict(limit=n, max_tokens=ep.max_tokens)) for name, n in real.items()]
     jobs += [(name, dict(limit=tiny_limit or ep.tiny_limit)) for name in tiny]
-    comparison = {"start": str(start), "stage": stage, "complete": False, "rows": []}
+    thinking = {"before": False if start_instruct else ep.thinking, "after": ep.thinking}
+    comparison = {"start": str(start), "stage": stage, "start_mode": "thinking" if thinking["before"] else "instruct",
+                  "stage_mode": "thinking" if ep.thinking else "instruct", "complete": False, "rows": []}
+    dirs = {"before": "before_instruct" if start_instruct else "before", "after": "after"}  # samples per mode
     for i, (name, kw) in enumerate(jobs):
-        res = {label: evaluate([name], out=out / label, backend=backends[label], **kw, **knobs).get(name, {})
+        res = {label: evaluate([name], out=out / dirs[label], backend=backends[label], thinking=thinking[label], **kw,
+                               **knobs).get(name, {})
                for label in ("before", "after")}
-        comparison["rows"].append(_row(name, res["before"], res["after"], out))
+        comparison["rows"].append(_row(name, res["before"], res["after"], out / dirs["before"], out / dirs["after"]))
         comparison["complete"] = i == len(jobs) - 1
-        (out / "comparison.json").write_text(json.dumps(comparison, indent=2) + "\n")
+        (out / _comparison_name(start_instruct)).write_text(json.dumps(comparison, indent=2) + "\n")
     return comparison
 
 
-def _row(name: str, b: dict, a: dict, out: Path) -> dict:
+def _comparison_name(start_instruct: bool) -> str:
+    return "comparison_start_instruct.json" if start_instruct else "comparison.json"
+
+
+def _row(name: str, b: dict, a: dict, before_dir: Path, after_dir: Path) -> dict:
     """One suite's row: before / after score with CI and n, the paired-bootstrap delta over shared items."""
     row: dict = {"suite": name}
     if "unavailable" in a or "unavailable" in b:
@@ -81,8 +91,8 @@ def _row(name: str, b: dict, a: dict, out: Path) -> dict:
         return row
     for label, r in (("before", b), ("after", a)):
         row[label] = {"score": r.get("score"), "ci95": r.get("ci95"), "n": r.get("n")}
-    d = paired_bootstrap_delta(_item_scores(out / "after" / name / "items.jsonl"),
-                               _item_scores(out / "before" / name / "items.jsonl"), scale=100.0)
+    d = paired_bootstrap_delta(_item_scores(after_dir / name / "items.jsonl"),
+                               _item_scores(before_dir / name / "items.jsonl"), scale=100.0)
     row["delta"] = {"score": round(d.score, 2), "ci95": [round(d.ci_low, 2), round(d.ci_high, 2)], "n": d.n}
     row["shown"] = d.ci_low > 0 or d.ci_high < 0
     return row
@@ -101,8 +111,9 @@ def print_comparison(comparison: dict, console=None) -> None:
 
     from recipe.console_tables import print_table
     cut = "" if comparison.get("complete", True) else f" (cut short after {len(comparison['rows'])} suites)"
-    t = Table(title=f"{comparison['start']} (before) vs {comparison['stage']} (after): 95% CIs; paired-bootstrap "
-                    f"delta over shared items{cut}")
+    modes = f"{comparison.get('start_mode', 'thinking')} / {comparison.get('stage_mode', 'thinking')} mode"
+    t = Table(title=f"{comparison['start']} (before) vs {comparison['stage']} (after), {modes}: 95% CIs; "
+                    f"paired-bootstrap delta over shared items{cut}")
     for col in ("suite", "before", "after", "delta", "verdict"):
         t.add_column(col)
     for row in comparison["rows"]:

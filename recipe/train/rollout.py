@@ -205,8 +205,9 @@ def prefill_in_buckets(model, input_ids_US, attention_mask_US, max_new_tokens: i
     Returns the state and the last-position logits [A, V] for the prompt rows ``rows`` (default: every prompt, in
     input order), gathered in one copy."""
     U = input_ids_US.shape[0]
-    parts = length_buckets(input_ids_US, attention_mask_US, torch.zeros_like(attention_mask_US),
-                           overhead_tokens=overhead_tokens)
+    parts = length_buckets(input_ids_US.cpu(), attention_mask_US.cpu(), torch.zeros_like(attention_mask_US.cpu()),
+                           overhead_tokens=overhead_tokens)   # the split is computed on the CPU
+    parts = [(rows.to(input_ids_US.device), lo, hi) for rows, lo, hi in parts]
     state_cls = lean_decode_state(model)
     states, logits, order = [], [], []
     for part_rows, lo, _hi in parts:
@@ -219,7 +220,7 @@ def prefill_in_buckets(model, input_ids_US, attention_mask_US, max_new_tokens: i
     pick = torch.argsort(torch.cat(order))          # input row -> row of the joined state
     if rows is not None:
         pick = pick[rows]
-    if not torch.equal(pick, torch.arange(U)):
+    if not torch.equal(pick, torch.arange(U, device=pick.device)):
         state.select(pick)
     return state, torch.cat(logits)[pick]
 
