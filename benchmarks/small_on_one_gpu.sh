@@ -4,7 +4,8 @@
 #   2. `recipe run --profile small` (in process) until the budget left for step 3 is reached: a run cut short keeps
 #      the stages it finished;
 #   3. `recipe compare-to-start` on the last finished stage: the imported model against it, on the IFEval slice and
-#      the tiny suites, with 95% CIs and paired deltas;
+#      the tiny suites, with 95% CIs and paired deltas; both in thinking mode, then the imported model in its own
+#      instruct mode (--start-instruct; the checkpoint's samples are reused);
 #   4. `recipe report --costs` and `recipe report`: what each finished stage cost and scored.
 # Everything printed goes to OUT/log.txt as well; the figures to OUT/*.json.
 #
@@ -21,7 +22,7 @@ run_id=${RUN_ID:-small-gpu}
 t0=$(date +%s)
 mkdir -p "$out"
 exec > >(tee -a "$out/log.txt") 2>&1
-left() { echo $(( budget - ($(date +%s) - t0) )); }
+left() { local l=$(( budget - ($(date +%s) - t0) )); echo $(( l > 1 ? l : 1 )); }  # timeout 0 would mean none
 recipe() { "$py" -m recipe.cli "$@"; }
 
 "$py" - <<'EOF'
@@ -41,7 +42,7 @@ timeout -k 10 "$bench_max" "$py" benchmarks/bench_small.py --steps "${BENCH_STEP
   || echo "bench_small stopped (exit $?): the rows above are the stages it finished"
 
 reserve=${COMPARE_RESERVE_S:-$(( budget / 5 ))}
-run_s=$(( $(left) - reserve ))
+run_s=$(( $(left) - reserve )); run_s=$(( run_s > 1 ? run_s : 1 ))
 echo "== 2. recipe run --profile small for at most ${run_s} s"
 # shellcheck disable=SC2086  # RECIPE_SET is a list of -s options
 timeout -k 15 "$run_s" "$py" -m recipe.cli run --profile small --no-notebooks --run-id "$run_id" ${RECIPE_SET:-} \
@@ -50,8 +51,10 @@ timeout -k 15 "$run_s" "$py" -m recipe.cli run --profile small --no-notebooks --
 echo "== 3. compare-to-start on the last finished stage (at most $(left) s)"
 timeout -k 10 "$(left)" "$py" -m recipe.cli compare-to-start --run-id "$run_id" --tiny-limit "${TINY_LIMIT:-64}" \
   --ifeval "${IFEVAL:-100}" || echo "compare-to-start stopped (exit $?)"
+timeout -k 10 "$(left)" "$py" -m recipe.cli compare-to-start --run-id "$run_id" --tiny-limit "${TINY_LIMIT:-64}" \
+  --ifeval "${IFEVAL:-100}" --start-instruct || echo "compare-to-start --start-instruct stopped (exit $?)"
 runs=${RECIPE_RUNS_DIR:-runs}
-cp "$runs/$run_id/eval/before_after/comparison.json" "$out/" 2>/dev/null || true
+cp "$runs/$run_id"/eval/before_after/comparison*.json "$out/" 2>/dev/null || true
 
 echo "== 4. what each finished stage cost and scored"
 recipe report --run-id "$run_id" --costs
