@@ -12,7 +12,7 @@ import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 
 from recipe.model.chat_render import apply_template
-from recipe.model.fast_decode import supports_lean_decode
+from recipe.model.lean_decode import supports_lean_decode
 from recipe.model.tokenizer import train_tokenizer
 from recipe.train.advantages import AdvantageInputs, get_estimator
 from recipe.train.device import autocast

@@ -226,7 +226,8 @@ def test_length_buckets_are_the_optimal_split_of_their_order(monkeypatch):
 def test_lean_decode_step_equals_hugging_face_cached_forward(tiny):
     """DecodeState (plain tensors, dense MoE) gives HF's logits at every step, also after rows are dropped and
     repeated (select), on left-padded prompts of different lengths."""
-    from recipe.model.fast_decode import DecodeState, supports_lean_decode
+    from recipe.model.fast_decode import DecodeState
+    from recipe.model.lean_decode import supports_lean_decode
 
     model, tok, prompts = tiny
     assert supports_lean_decode(model)

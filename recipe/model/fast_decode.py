@@ -1,4 +1,5 @@
-"""A lean one-token decode step for NemotronH (Llama: ``recipe.model.fast_decode_llama``), for our generation loop (``recipe.train.rollout.generate``).
+"""A lean one-token decode step for NemotronH, for our generation loop (``recipe.train.rollout.generate``); Llama's
+is ``recipe.model.fast_decode_llama``, and ``recipe.model.lean_decode`` picks one per model.
 
 Hugging Face's forward costs ~5 ms per decode step on the tiny model, almost all of it per-call overhead: mask
 construction, cache objects, decorators and ~40 module calls for four layers. ``DecodeState`` holds the decode
@@ -24,22 +25,10 @@ from recipe.model.fast_mamba import mamba_decode_step
 _SUPPORTED = {"linear_attention", "full_attention", "moe", "mlp"}
 
 
-def supports_lean_decode(model) -> bool:
-    """True when :func:`lean_decode_state` has a lean step for this model: NemotronH here, Llama in
-    :mod:`recipe.model.fast_decode_llama`."""
-    return lean_decode_state(model) is not None
-
-
-def lean_decode_state(model):
-    """The lean decode-state class for this model's architecture, or None (then Hugging Face's cached forward)."""
-    from recipe.model.fast_decode_llama import LlamaDecodeState, is_lean_llama
+def is_lean_nemotron_h(model) -> bool:
     cfg = getattr(model, "config", None)
-    if (getattr(cfg, "model_type", None) == "nemotron_h"
-            and set(getattr(cfg, "layers_block_type", [])) <= _SUPPORTED):
-        return DecodeState
-    if is_lean_llama(model):
-        return LlamaDecodeState
-    return None
+    return (getattr(cfg, "model_type", None) == "nemotron_h"
+            and set(getattr(cfg, "layers_block_type", [])) <= _SUPPORTED)
 
 
 def left_pad(t: torch.Tensor, shift: int, dim: int, width: int) -> torch.Tensor:

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 import torch
 
 from recipe.model.chat_render import apply_template
-from recipe.model.fast_decode import DecodeState, lean_decode_state, supports_lean_decode
+from recipe.model.fast_decode import DecodeState
 from recipe.model.fast_decode_llama import LlamaDecodeState
+from recipe.model.lean_decode import lean_decode_state, supports_lean_decode
 from recipe.train.device import autocast
 
 _BUCKET_OVERHEAD_TOKENS = 2048  # one more forward costs about as much as this many extra padded tokens (tiny, CPU)
