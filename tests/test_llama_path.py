@@ -82,7 +82,7 @@ def test_lean_llama_step_equals_hf_cached_forward_after_bucketed_prefill_and_row
     assert len(set(enc["attention_mask"].sum(1).tolist())) >= 3
     with torch.no_grad(), autocast(dev):
         lean, lean_logits = prefill_in_buckets(model, enc["input_ids"], enc["attention_mask"], 6, overhead_tokens=0)
-        assert isinstance(lean, LlamaDecodeState) and len(set(lean.rope_pos_A.tolist())) >= 3  # several buckets
+        assert isinstance(lean, LlamaDecodeState) and len(set(lean.row_pos_A.tolist())) >= 3  # several buckets
         ref, ref_logits = HFDecodeState.prefill(model, enc["input_ids"], enc["attention_mask"], 6)
         assert torch.allclose(lean_logits, ref_logits, atol=_atol(model))
         tok_A = ref_logits.argmax(-1)

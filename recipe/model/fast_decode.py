@@ -20,6 +20,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from recipe.model.decode_rows import DecodeRows
 from recipe.model.fast_mamba import mamba_decode_step
 
 _SUPPORTED = {"linear_attention", "full_attention", "moe", "mlp"}
@@ -31,69 +32,33 @@ def is_lean_nemotron_h(model) -> bool:
             and set(getattr(cfg, "layers_block_type", [])) <= _SUPPORTED)
 
 
-def left_pad(t: torch.Tensor, shift: int, dim: int, width: int) -> torch.Tensor:
-    """``t`` with ``shift`` zero columns prepended along ``dim``, cut to ``width`` columns."""
-    pad = list(t.shape)
-    pad[dim] = shift
-    return torch.cat([t.new_zeros(pad), t], dim).narrow(dim, 0, width)
+class DecodeState(DecodeRows):
+    """NemotronH's per-row decode state (:class:`recipe.model.decode_rows.DecodeRows`); ``step`` feeds one token
+    per row."""
 
-
-class DecodeState:
-    """Per-row decode state of every layer after the prompt; ``step`` feeds one token per row."""
-
-    def __init__(self, model, conv: dict, ssm: dict, keys: dict, values: dict, key_mask_AL: torch.Tensor, pos: int):
-        self.model, self.conv, self.ssm, self.keys, self.values = model, conv, ssm, keys, values
-        self.key_mask_AL, self.pos = key_mask_AL, pos
-        self.kinds = list(model.config.layers_block_type)
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.kinds = list(self.model.config.layers_block_type)
 
     @classmethod
     @torch.no_grad()
     def from_hf_cache(cls, model, cache, attention_mask_AP: torch.Tensor, max_new_tokens: int) -> "DecodeState":
-        A, P = attention_mask_AP.shape
-        L = P + max_new_tokens
+        P = attention_mask_AP.shape[1]
         conv, ssm, keys, values = {}, {}, {}, {}
         for i, kind in enumerate(model.config.layers_block_type):
             if kind == "linear_attention":
                 conv[i] = cache.get_conv_state(i, state_idx=0).detach().clone()
                 ssm[i] = cache.get_recurrent_state(i, state_idx=0).detach().clone()
             elif kind == "full_attention":
-                k, v = cache.layers[i].keys, cache.layers[i].values           # [A, kv_heads, P, d]
-                keys[i] = k.new_zeros(A, k.shape[1], L, k.shape[3])
-                values[i] = v.new_zeros(A, v.shape[1], L, v.shape[3])
-                keys[i][:, :, :P], values[i][:, :, :P] = k, v
-        key_mask = torch.zeros(A, L, dtype=torch.bool, device=attention_mask_AP.device)
-        key_mask[:, :P] = attention_mask_AP.bool()
-        return cls(model, conv, ssm, keys, values, key_mask, P)
-
-    @classmethod
-    def concat(cls, states: list["DecodeState"]) -> "DecodeState":
-        """Rows of several states (prefilled at different prompt widths) in one state: each state's keys are
-        left-padded (masked) so that the next token lands in the same column for every row."""
-        pos = max(s.pos for s in states)
-        width = pos + min(s.key_mask_AL.shape[1] - s.pos for s in states)
-
-        conv = {i: torch.cat([s.conv[i] for s in states]) for i in states[0].conv}
-        ssm = {i: torch.cat([s.ssm[i] for s in states]) for i in states[0].ssm}
-        keys = {i: torch.cat([left_pad(s.keys[i], pos - s.pos, 2, width) for s in states]) for i in states[0].keys}
-        values = {i: torch.cat([left_pad(s.values[i], pos - s.pos, 2, width) for s in states]) for i in states[0].values}
-        mask = torch.cat([left_pad(s.key_mask_AL, pos - s.pos, 1, width) for s in states])
-        return cls(states[0].model, conv, ssm, keys, values, mask, pos)
-
-    def select(self, rows: torch.Tensor) -> None:
-        """Keep (or repeat) these rows, in this order."""
-        for d in (self.conv, self.ssm, self.keys, self.values):
-            for i in d:
-                d[i] = d[i].index_select(0, rows)
-        self.key_mask_AL = self.key_mask_AL.index_select(0, rows)
+                keys[i] = cls.kv_buffer(cache.layers[i].keys, max_new_tokens)      # [A, kv_heads, P + new, d]
+                values[i] = cls.kv_buffer(cache.layers[i].values, max_new_tokens)
+        return cls(model, conv, ssm, keys, values, cls.key_mask(attention_mask_AP, max_new_tokens), P)
 
     @torch.no_grad()
     def step(self, tok_A: torch.Tensor) -> torch.Tensor:
         """Logits [A, V] (float32) of the next token after ``tok_A``."""
         m = self.model.model
-        if self.pos >= self.key_mask_AL.shape[1]:
-            raise RuntimeError("DecodeState: more steps than the max_new_tokens it was built for")
-        t = self.pos
-        self.key_mask_AL[:, t] = True
+        t = self._open_column()
         h = m.embeddings(tok_A)
         for i, (layer, kind) in enumerate(zip(m.layers, self.kinds)):
             x = layer.norm(h.to(dtype=layer.norm.weight.dtype))
@@ -106,7 +71,7 @@ class DecodeState:
             else:
                 x = layer.mixer(x)
             h = h + x
-        self.pos += 1
+        self._advance()
         return self.model.lm_head(m.norm_f(h)).float()
 
 

@@ -12,8 +12,7 @@ from dataclasses import dataclass
 import torch
 
 from recipe.model.chat_render import apply_template
-from recipe.model.fast_decode import DecodeState
-from recipe.model.fast_decode_llama import LlamaDecodeState
+from recipe.model.decode_rows import DecodeRows
 from recipe.model.lean_decode import lean_decode_state, supports_lean_decode
 from recipe.train.device import autocast
 
@@ -199,19 +198,19 @@ class HFDecodeState:
 
 def prefill_in_buckets(model, input_ids_US, attention_mask_US, max_new_tokens: int,
                        overhead_tokens: int | None = None, rows: torch.Tensor | None = None
-                       ) -> tuple[DecodeState | LlamaDecodeState, torch.Tensor]:
+                       ) -> tuple[DecodeRows, torch.Tensor]:
     """Prefill left-padded prompts in length buckets (:func:`length_buckets`: prompts of very different lengths,
     e.g. 26-token IF prompts beside 150-token tool prompts, do not all run at the longest length) and join the
     buckets' states into one lean decode state whose attention keys are left-padded back to the common width.
     Returns the state and the last-position logits [A, V] for the prompt rows ``rows`` (default: every prompt, in
     input order), gathered in one copy."""
     U = input_ids_US.shape[0]
-    parts = length_buckets(input_ids_US.cpu(), attention_mask_US.cpu(), torch.zeros_like(attention_mask_US.cpu()),
-                           overhead_tokens=overhead_tokens)   # the split is computed on the CPU
-    parts = [(rows.to(input_ids_US.device), lo, hi) for rows, lo, hi in parts]
+    plan = length_buckets(input_ids_US.cpu(), attention_mask_US.cpu(), torch.zeros(input_ids_US.shape),
+                          overhead_tokens=overhead_tokens)   # planned on the CPU, as sequence_logprobs does
     state_cls = lean_decode_state(model)
     states, logits, order = [], [], []
-    for part_rows, lo, _hi in parts:
+    for part_rows, lo, _hi in plan:
+        part_rows = part_rows.to(input_ids_US.device)
         ids, attn = input_ids_US[part_rows, lo:], attention_mask_US[part_rows, lo:]
         out = model(input_ids=ids, attention_mask=attn, use_cache=True, logits_to_keep=1)
         states.append(state_cls.from_hf_cache(model, out.cache, attn, max_new_tokens))

@@ -1,0 +1,84 @@
+"""The per-row state a lean decode step keeps after the prompt, and the row bookkeeping every architecture shares:
+joining states prefilled in separate length buckets (``concat``) and keeping, dropping or repeating rows
+(``select``). The architectures' steps subclass it: NemotronH (:mod:`recipe.model.fast_decode`) and Llama
+(:mod:`recipe.model.fast_decode_llama`).
+
+- ``keys`` / ``values``: per attention layer, a buffer of ``prompt + max_new_tokens`` columns, next to
+  ``key_mask_AL`` (which columns hold a real key);
+- ``conv`` / ``ssm``: per Mamba layer, the conv window and SSM state (no columns);
+- ``pos``: the column the next token goes to (the same for every row); ``row_pos_A``: each row's own position of
+  its next token. They differ after ``concat`` (a shorter bucket's keys are left-padded), and RoPE models rotate by
+  ``row_pos_A`` so a row keeps the distances a plain padded forward gives it; NemotronH has no positional encoding.
+"""
+from __future__ import annotations
+
+import torch
+
+
+def _left_pad(t: torch.Tensor, shift: int, dim: int, width: int) -> torch.Tensor:
+    """``t`` with ``shift`` zero columns prepended along ``dim``, cut to ``width`` columns."""
+    pad = list(t.shape)
+    pad[dim] = shift
+    return torch.cat([t.new_zeros(pad), t], dim).narrow(dim, 0, width)
+
+
+class DecodeRows:
+    """Per-row decode state of every layer after the prompt (see the module docstring); a subclass adds
+    ``from_hf_cache`` and ``step``."""
+
+    def __init__(self, model, conv: dict, ssm: dict, keys: dict, values: dict, key_mask_AL: torch.Tensor, pos: int,
+                 row_pos_A: torch.Tensor | None = None):
+        self.model, self.conv, self.ssm, self.keys, self.values = model, conv, ssm, keys, values
+        self.key_mask_AL, self.pos = key_mask_AL, pos
+        self.row_pos_A = (torch.full((key_mask_AL.shape[0],), pos, dtype=torch.long, device=key_mask_AL.device)
+                          if row_pos_A is None else row_pos_A)
+
+    @staticmethod
+    def key_mask(attention_mask_AP: torch.Tensor, max_new_tokens: int) -> torch.Tensor:
+        """[A, prompt + max_new_tokens]: the prompt's attention mask, then columns for the new tokens (off)."""
+        A, P = attention_mask_AP.shape
+        mask = torch.zeros(A, P + max_new_tokens, dtype=torch.bool, device=attention_mask_AP.device)
+        mask[:, :P] = attention_mask_AP.bool()
+        return mask
+
+    @staticmethod
+    def kv_buffer(t_AHPd: torch.Tensor, max_new_tokens: int, dtype: torch.dtype | None = None) -> torch.Tensor:
+        """A prompt's keys or values [A, heads, P, d] in a buffer with ``max_new_tokens`` more columns."""
+        A, H, P, d = t_AHPd.shape
+        buf = t_AHPd.new_zeros(A, H, P + max_new_tokens, d, dtype=dtype or t_AHPd.dtype)
+        buf[:, :, :P] = t_AHPd
+        return buf
+
+    @classmethod
+    def concat(cls, states: list["DecodeRows"]):
+        """Rows of several states (prefilled at different prompt widths) in one state: each state's keys are
+        left-padded (masked) so that the next token lands in the same column for every row; each row keeps its own
+        position."""
+        pos = max(s.pos for s in states)
+        width = pos + min(s.key_mask_AL.shape[1] - s.pos for s in states)
+        conv = {i: torch.cat([s.conv[i] for s in states]) for i in states[0].conv}
+        ssm = {i: torch.cat([s.ssm[i] for s in states]) for i in states[0].ssm}
+        keys = {i: torch.cat([_left_pad(s.keys[i], pos - s.pos, 2, width) for s in states]) for i in states[0].keys}
+        values = {i: torch.cat([_left_pad(s.values[i], pos - s.pos, 2, width) for s in states])
+                  for i in states[0].values}
+        mask = torch.cat([_left_pad(s.key_mask_AL, pos - s.pos, 1, width) for s in states])
+        return cls(states[0].model, conv, ssm, keys, values, mask, pos, torch.cat([s.row_pos_A for s in states]))
+
+    def select(self, rows: torch.Tensor) -> None:
+        """Keep (or repeat) these rows, in this order."""
+        for d in (self.conv, self.ssm, self.keys, self.values):
+            for i in d:
+                d[i] = d[i].index_select(0, rows)
+        self.key_mask_AL = self.key_mask_AL.index_select(0, rows)
+        self.row_pos_A = self.row_pos_A.index_select(0, rows)
+
+    def _open_column(self) -> int:
+        """Mark the next column as a real key for every row and return it (an error past the buffer's end)."""
+        if self.pos >= self.key_mask_AL.shape[1]:
+            raise RuntimeError(f"{type(self).__name__}: more steps than the max_new_tokens it was built for")
+        self.key_mask_AL[:, self.pos] = True
+        return self.pos
+
+    def _advance(self) -> None:
+        self.pos += 1
+        self.row_pos_A = self.row_pos_A + 1
