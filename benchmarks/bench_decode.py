@@ -63,16 +63,19 @@ def main() -> None:
               ("tool_call", cfg.multi_domain_rl.prompts_per_step, cfg.multi_domain_rl.generations_per_prompt,
                cfg.multi_domain_rl.max_response_tokens),
               ("math", ev.batch_size, ev.samples_per_prompt, ev.cap_for("math"))]
+
+    def prompts_for(dom: str, n: int, group: int) -> list[str]:
+        records = pool(splits[dom]["train"], "rl")
+        return [render_prompt(tok, r, True) for r in rng.sample(records, min(n, len(records))) for _ in range(group)]
+
     print(f"{a.profile} profile on {device} ({a.threads} threads), median of {a.repeats}")
     print(f"{'batch':<42} {'HF decode':>10} {'lean':>10} {'steps':>6} {'HF ms/step':>11} {'lean ms/step':>13}"
           f" {'ratio':>7}")
     for dom, n, group, cap in shapes:
-        records = pool(splits[dom]["train"], "rl")
         times: dict[bool, list[float]] = {True: [], False: []}
         steps: dict[bool, list[int]] = {True: [], False: []}
         for rep in range(a.repeats):
-            prompts = [render_prompt(tok, r, True) for r in rng.sample(records, min(n, len(records)))
-                       for _ in range(group)]
+            prompts = prompts_for(dom, n, group)
             for lean in ((True, False) if rep % 2 else (False, True)):
                 torch.manual_seed(rep)
                 _sync(device)
@@ -87,8 +90,7 @@ def main() -> None:
               f" {1e3 * hf / n_steps:>11.1f} {1e3 * lean / n_steps:>13.1f} {hf / lean:>6.2f}x")
     if a.ops:
         dom, n, group, cap = shapes[0]
-        prompts = [render_prompt(tok, r, True) for r in rng.sample(pool(splits[dom]["train"], "rl"), n)
-                   for _ in range(group)]
+        prompts = prompts_for(dom, n, group)
         activities = [torch.profiler.ProfilerActivity.CPU] + (
             [torch.profiler.ProfilerActivity.CUDA] if device.type == "cuda" else [])
         with torch.profiler.profile(activities=activities) as prof:

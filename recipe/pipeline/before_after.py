@@ -41,9 +41,10 @@ def compare_to_start(run, cfg, *, start: str | Path | None = None, stage: str | 
     """Evaluate ``start`` (default ``cfg.model.name``) and ``stage``'s checkpoint (default the run's last finished
     stage) on the tiny suites of the run's domains and on ``real_suites`` (default
     ``benchmarks.eval_phase.real_suites``), with the eval phase's sampling settings; returns ``{"start", "stage",
-    "rows", ...}`` (also ``out/comparison.json``, ``comparison_start_instruct.json`` with ``start_instruct``), one row per suite: before / after score with CI and n, and the paired
-    delta with its CI (``shown``: the interval excludes 0). Results are written under ``out``; ``complete`` is false
-    in a comparison.json written before the last suite. ``start_instruct`` scores ``start`` in instruct mode (its
+    "rows", ...}`` (also ``out/comparison.json``; ``comparison_start_instruct.json`` with ``start_instruct``), one
+    row per suite: before / after score with CI and n, and the paired delta with its CI (``shown``: the interval
+    excludes 0). Results are written under ``out``; ``complete`` is false in a comparison.json written before the
+    last suite. ``start_instruct`` scores ``start`` in instruct mode (its
     own mode when it was never trained to think: in thinking mode an answer that never closes ``</think>`` is no
     answer) and the checkpoint in the eval phase's mode."""
     from recipe.eval.api import evaluate
@@ -65,22 +66,20 @@ def compare_to_start(run, cfg, *, start: str | Path | None = None, stage: str | 
     # rewritten after every suite, so a run cut short keeps the pairs it finished ("complete": false)
     jobs = [(name, dict(limit=n, max_tokens=ep.max_tokens)) for name, n in real.items()]
     jobs += [(name, dict(limit=tiny_limit or ep.tiny_limit)) for name in tiny]
-    thinking = {"before": False if start_instruct else ep.thinking, "after": ep.thinking}
-    comparison = {"start": str(start), "stage": stage, "start_mode": "thinking" if thinking["before"] else "instruct",
-                  "stage_mode": "thinking" if ep.thinking else "instruct", "complete": False, "rows": []}
-    dirs = {"before": "before_instruct" if start_instruct else "before", "after": "after"}  # samples per mode
+    thinking = {"before": ep.thinking and not start_instruct, "after": ep.thinking}
+    mode = {label: "thinking" if on else "instruct" for label, on in thinking.items()}
+    suffix = "_start_instruct" if start_instruct else ""      # the start model's samples and table, per mode
+    dirs = {"before": out / f"before{suffix}", "after": out / "after"}
+    comparison = {"start": str(start), "stage": stage, "start_mode": mode["before"], "stage_mode": mode["after"],
+                  "complete": False, "rows": []}
     for i, (name, kw) in enumerate(jobs):
-        res = {label: evaluate([name], out=out / dirs[label], backend=backends[label], thinking=thinking[label], **kw,
+        res = {label: evaluate([name], out=dirs[label], backend=backends[label], thinking=thinking[label], **kw,
                                **knobs).get(name, {})
                for label in ("before", "after")}
-        comparison["rows"].append(_row(name, res["before"], res["after"], out / dirs["before"], out / dirs["after"]))
+        comparison["rows"].append(_row(name, res["before"], res["after"], dirs["before"], dirs["after"]))
         comparison["complete"] = i == len(jobs) - 1
-        (out / _comparison_name(start_instruct)).write_text(json.dumps(comparison, indent=2) + "\n")
+        (out / f"comparison{suffix}.json").write_text(json.dumps(comparison, indent=2) + "\n")
     return comparison
-
-
-def _comparison_name(start_instruct: bool) -> str:
-    return "comparison_start_instruct.json" if start_instruct else "comparison.json"
 
 
 def _row(name: str, b: dict, a: dict, before_dir: Path, after_dir: Path) -> dict:
