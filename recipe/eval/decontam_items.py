@@ -36,9 +36,10 @@ def benchmark_names() -> list[str]:
     return sorted(set(suite_names()) | set(TABLE_BENCHMARKS))
 
 
-def rows_items(name: str, rows: list, where: str) -> list[tuple[str, str]]:
-    """``(item_id, text)`` of benchmark ``name``'s ``rows`` (read from ``where``); ``ValueError`` naming ``where``
-    when no row yields an item."""
+def rows_items(name: str, rows: list, where: str, label: str | None = None) -> list[tuple[str, str]]:
+    """``(item_id, text)`` of benchmark ``name``'s ``rows`` (read from ``where``; ids ``<label>:<row id>``, label
+    default ``name``); ``ValueError`` naming ``where`` when no row yields an item."""
+    label = label or name
     items: list[tuple[str, str]] = []
     bad: list[str] = []
     if name in TABLE_BENCHMARKS:
@@ -46,7 +47,7 @@ def rows_items(name: str, rows: list, where: str) -> list[tuple[str, str]]:
         for i, r in enumerate(rows):
             text = "\n".join(str(r.get(c) or "") for c in cols).strip() if isinstance(r, dict) else ""
             if text:
-                items.append((f"{name}:{r.get(id_col) or i}", text))
+                items.append((f"{label}:{r.get(id_col) or i}", text))
             else:
                 bad.append(f"row {i + 1}: no {', '.join(cols)}")
     else:
@@ -61,7 +62,7 @@ def rows_items(name: str, rows: list, where: str) -> list[tuple[str, str]]:
                 continue
             text = "\n".join(content_text(m.get("content")) for m in msgs if m.get("role") == "user").strip()
             if text:
-                items.append((f"{name}:{rid}", text))
+                items.append((f"{label}:{rid}", text))
     if not items:
         detail = f" as {name}" + (f" ({len(bad)} rows rejected; first: {bad[0]})" if bad else "")
         raise ValueError(no_items_message(where, detail))
@@ -95,7 +96,7 @@ def file_items(spec: str | Path) -> tuple[str, list[tuple[str, str]], dict]:
     reader = name or _detect(rows[0] if rows else None)
     if reader is None:
         return p.name, eval_items_from_file(p), {**prov, "reader": "generic"}
-    return name or p.name, rows_items(reader, rows, str(p)), {**prov, "reader": reader}
+    return name or p.name, rows_items(reader, rows, str(p), name or p.name), {**prov, "reader": reader}
 
 
 def _source(name: str, cfg):
@@ -117,8 +118,8 @@ def benchmark_items(name: str, cfg) -> tuple[list[tuple[str, str]], dict]:
         path, prov = fetch(src, _mirror(cfg), allow_hub=hub)
     except SourceUnavailable as e:
         raise ValueError(f"decontamination benchmark {name}: {e}. Put the file in the benchmark mirror "
-                         f"(benchmarks.mirror or $RECIPE_BENCHMARK_MIRROR), or drop {name} from "
-                         f"data.decontam.benchmarks (then the data is not decontaminated against it)") from None
+                         f"(benchmarks.mirror or $RECIPE_BENCHMARK_MIRROR), or list in data.decontam.benchmarks only the "
+                         f"benchmarks to decontaminate against (then none against {name})") from None
     rows = read_rows(path, src.format)
     return rows_items(name, rows, str(path)), {k: prov.get(k) for k in ("repo_id", "revision", "file", "via", "path",
                                                                         "sha256")}
