@@ -94,9 +94,12 @@ def _shared_within_group(h: np.ndarray, owner: np.ndarray, groups: list[str]) ->
     shared = np.zeros(len(h), bool)
     for g in np.unique(gid):
         sel = np.flatnonzero(gid == g)
-        pairs = np.unique(np.stack([h[sel], owner[sel].astype(np.uint64)], axis=1), axis=0)  # distinct (hash, item)
-        uh, counts = np.unique(pairs[:, 0], return_counts=True)
-        shared[sel] = np.isin(h[sel], uh[counts >= 2])
+        order = np.lexsort((owner[sel], h[sel]))  # by hash, then item
+        hs, os_ = h[sel][order], owner[sel][order]
+        new_hash = np.r_[True, hs[1:] != hs[:-1]]
+        new_pair = new_hash | np.r_[True, os_[1:] != os_[:-1]]
+        items_per_hash = np.add.reduceat(new_pair.astype(np.int64), np.flatnonzero(new_hash))
+        shared[sel] = np.isin(h[sel], hs[new_hash][items_per_hash >= 2])
     return shared
 
 
