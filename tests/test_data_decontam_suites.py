@@ -171,3 +171,20 @@ def test_contaminated_prompts_checks_generated_prompts_against_named_suites(tmp_
     prompts = [text(50), f"Rewrite this: {text(4)}", text(1, 30), "short"]
     got = contaminated_prompts(prompts, ["ifeval", "ifbench"], n=13, cfg=cfg)
     assert got == [None, "ifbench:1", "ifeval:0", None]
+
+
+def test_genuine_benchmark_files_are_read_and_a_planted_item_removed(shared_dir, tmp_path):
+    """The fixtures' real files (../shared/fixtures/eval) through the paper profile's sources and the mirror."""
+    counts = {"aime25": 30, "hmmt_feb25": 30, "ifbench": 300, "arena_hard_v2": 750, "swebench_verified": 5,
+              "imo_answerbench": 400, "imo_proofbench": 60}
+    cfg = load_config("paper", overrides=[f"benchmarks.mirror={shared_dir}", "benchmarks.allow_hub=false",
+                                          f"data.decontam.benchmarks={json.dumps(sorted(counts))}"])
+    es = eval_set(cfg)
+    assert {s["benchmark"]: s["items"] for s in es.sources} == counts
+    swe = next(t for b, _, t in es.items if b == "swebench_verified")
+    imo = next(t for b, _, t in es.items if b == "imo_answerbench")
+    rows = [_chat("swe", f"Fix this issue:\n{swe}"), _chat("imo", f"Prove: {imo}"), _chat("clean", text(77))]
+    rep = curate([write(tmp_path / "t.jsonl", rows)], tmp_path / "out", config=DataSection(dedup={"near": False}),
+                 eval_set=es)
+    removed = {b["benchmark"]: b["rows_removed"] for b in rep.decontamination["benchmarks"]}
+    assert removed["swebench_verified"] == 1 and removed["imo_answerbench"] == 1 and rep.kept == 1
