@@ -50,3 +50,21 @@ def test_word_hashes_equal_for_equal_words_in_both_paths():
     h_ascii, first = decontam._batch_words(["Cafe au lait", "x"])
     h_uni, _ = decontam._batch_words(["CAFE au lait ü"])
     assert list(first) == [0, 3, 4] and (h_ascii[:3] == h_uni[:3]).all()
+
+
+def test_a_template_shared_by_items_of_one_benchmark_is_not_an_item():
+    template = "solve the following problem and put the final answer inside a box at the very end please"
+    a = f"{template} alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike"
+    b = f"{template} one two three four five six seven eight nine ten eleven twelve thirteen"
+    c = template  # all template: nothing of its own to match
+    idx = NgramIndex.build([("m:a", a), ("m:b", b), ("m:c", c)], n=13, groups=["m", "m", "m"], drop_shared=True)
+    assert idx.check_batch([f"Hint: {template}. Go!", a, f"copied: {b}"]) == [None, "m:a", "m:b"]
+    assert idx.boilerplate_only == 1 and idx.stats()["benchmarks"]["m"] == {"items": 3, "too_short": 0,
+                                                                             "boilerplate_only": 1}
+    assert idx.group_of("m:b") == "m"
+    # shared within one benchmark only: the same words as one item of another benchmark are that item's text
+    two = NgramIndex.build([("m:a", a), ("m:b", b), ("o:1", f"{template} x")], n=13, groups=["m", "m", "o"],
+                           drop_shared=True)
+    assert two.check_batch([f"Hint: {template}. Go!"]) == ["o:1"]
+    plain = NgramIndex.build([("m:a", a), ("m:b", b)], n=13)  # without groups every n-gram is indexed
+    assert plain.check_batch([template]) == ["m:a"]

@@ -6,7 +6,10 @@
     recipe data card --released [--out-dir data_cards/released] [--profile paper]
 
 ``curate`` calls :func:`recipe.data.curate.curate`, the same function the data notebook calls, and prints
-the count table; the exit code is 0 when the counts reconcile (quarantined rows are reported, not errors).
+the count table; the exit code is 0 when the counts reconcile (quarantined rows are reported, not errors). The
+evaluation set is read through the evaluation suites (``recipe.eval.decontam_items.eval_set``): the profile's
+``data.decontam.benchmarks`` (paper: every benchmark it evaluates), its ``eval_files`` and each
+``--decontaminate-against`` (``BENCHMARK=PATH``, or ``PATH`` whose benchmark is recognised by its fields).
 """
 from __future__ import annotations
 
@@ -28,20 +31,23 @@ def curate(
     input: List[Path] = typer.Option(..., "--input", "-i", help="JSONL file or directory (Hub-layout or plain); repeatable."),
     out: Path = typer.Option(..., "--out", "-o", help="Output directory (records/, nemo_gym/, sft/, pools/, report.json)."),
     format: str = typer.Option("auto", "--format", help="Row format: auto, nemo_gym, messages or normalized."),
-    decontaminate_against: List[Path] = typer.Option([], "--decontaminate-against", "-d",
-                                                     help="Evaluation file (JSONL/JSON/txt); repeatable."),
+    decontaminate_against: List[str] = typer.Option([], "--decontaminate-against", "-d",
+                                                     help="Evaluation file, BENCHMARK=PATH or PATH "
+                                                          "(JSONL/JSON/CSV/Parquet/txt); repeatable."),
     profile: str = typer.Option("tiny", "--profile", help="Config profile whose `data` section is used."),
     set_: List[str] = typer.Option([], "--set", help="Config override, e.g. data.dedup.threshold=0.9; repeatable."),
     backend: Optional[str] = typer.Option(None, "--backend", help="inprocess or ray (default: data.backend)."),
 ) -> None:
     """Normalize, quarantine, decontaminate, deduplicate, split and write INPUTs to OUT."""
+    from recipe.config import load_config
     from recipe.data.curate import curate as run_curate
     from recipe.data.report import report_table
+    from recipe.eval.decontam_items import eval_set
 
     try:
-        data = _data_section(profile, list(set_))
-        rep = run_curate(input, out, fmt=format, decontaminate_against=decontaminate_against, config=data,
-                         backend=backend, progress=True)
+        cfg = load_config(profile, overrides=list(set_))
+        evals = eval_set(cfg, decontaminate_against)
+        rep = run_curate(input, out, fmt=format, config=cfg.data, backend=backend, progress=True, eval_set=evals)
     except ValueError as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(2)
@@ -50,11 +56,12 @@ def curate(
         typer.echo(f"{rep.quarantined} rows quarantined (reasons: {rep.quarantined_by_reason}); "
                    f"see {out / 'quarantine.jsonl'}")
     typer.echo(f"report: {out / 'report.json'}  card: {out / 'README.md'}  reconciles: {rep.reconciles}")
+    for b in rep.decontamination.get("benchmarks", []):
+        typer.echo(f"decontamination: {b['benchmark']}: {b['items']} items, {b['rows_removed']} rows removed")
     # per-stage layout the cluster renderer reads (<data_root>/<stage>/{train,validation}.jsonl; SFT: sft/)
-    from recipe.config import load_config
     from recipe.data.stage_layout import write_stage_layout
 
-    counts = write_stage_layout(out, load_config(profile, overrides=list(set_)))
+    counts = write_stage_layout(out, cfg)
     filled = {k: v for k, v in counts.items() if v["train"] or v["validation"]}
     typer.echo(f"stage layout (cluster.data_root={out}): sft/ + " +
                (", ".join(f"{k}: {v['train']}/{v['validation']}" for k, v in filled.items()) or "no RL prompts"))

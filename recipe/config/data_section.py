@@ -6,9 +6,11 @@ defaults are the small-scale (tiny) settings. Used by ``recipe.data`` (curation)
 """
 from __future__ import annotations
 
-from typing import Literal, Optional
+from typing import Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from recipe.config.benchmarks_section import BenchmarkSource
 
 
 class _Section(BaseModel):
@@ -42,8 +44,15 @@ class DecontamSettings(_Section):
     min_overlap: int = Field(1, ge=1, description="Drop a row sharing at least this many n-grams with the eval sets.")
     fields: Literal["prompt", "all"] = Field(
         "all", description="Row text checked: prompt turns only, or every message (incl. assistant answers).")
-    eval_files: list[str] = Field(default_factory=list,
-                                  description="Evaluation files (JSONL/JSON/txt) always decontaminated against.")
+    benchmarks: Union[Literal["all"], list[str]] = Field(
+        default_factory=list, description="Benchmarks decontaminated against, read through their evaluation suites "
+        "(recipe.eval.decontam_items): suite names of the `benchmarks` section or names of `sources`; \"all\" = "
+        "every suite of the `benchmarks` section and every entry of `sources`.")
+    sources: dict[str, BenchmarkSource] = Field(
+        default_factory=dict, description="Benchmarks evaluated outside the suite registry (IMO-Bench, GPQA): "
+        "name -> where the file is (Hub or `benchmarks.mirror`).")
+    eval_files: list[str] = Field(default_factory=list, description="Further evaluation files always decontaminated "
+                                  "against: `BENCHMARK=PATH` (read by that benchmark's suite) or `PATH`.")
 
 
 class LimitSettings(_Section):

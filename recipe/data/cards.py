@@ -127,17 +127,14 @@ def curated_card(report, name: str) -> str:
           f"{report.dropped.get('exact_duplicate', 0):,}.",
           f"4. **Near dedup** with MinHash LSH (datasketch; {d.get('num_perm')} permutations, {d.get('shingle_words')}-word "
           f"shingles, Jaccard ≥ {d.get('threshold')}, scope {d.get('scope')}): dropped {report.dropped.get('near_duplicate', 0):,}.",
-          f"5. **Split** by id hash: train {report.splits.get('train', 0):,}, validation {report.splits.get('validation', 0):,}.",
+          f"5. **Split** by a hash of the prompt (the user turns, so SFT and RL rows with one prompt stay together): "
+          f"train {report.splits.get('train', 0):,}, validation {report.splits.get('validation', 0):,}; prompts in "
+          f"both train and validation: {report.held_out_prompt_overlap:,}.",
           f"6. **Kept** {report.kept:,} rows ({report.no_verifier_prompts:,} RL prompts carry no verifier signal).",
           "", "## Domains", "", "| domain | train | validation |", "|---|---|---|"]
     L += [f"| {k} | {v['train']:,} | {v['validation']:,} |" for k, v in report.domains.items()]
     L += ["", "## Decontamination sets", ""]
-    ev = dc.get("eval_files") or []
-    L += [f"- `{Path(e['path']).name}` (sha256 `{e['sha256'][:16]}…`)" for e in ev] or ["- none given"]
-    idx = dc.get("index") or {}
-    if ev:
-        L.append(f"- index: {idx.get('items', 0):,} items, {idx.get('ngrams', 0):,} n-grams; "
-                 f"{idx.get('too_short', 0)} items shorter than n words are not covered.")
+    L += decontamination_lines(dc)
     if report.pools:
         L += ["", "## Prompt pools", "", "| stage | size | per domain | missing domains |", "|---|---|---|---|"]
         for st, p in report.pools.items():
@@ -164,6 +161,26 @@ def curated_card(report, name: str) -> str:
               *[f"  - {g}" for g in KNOWN_GAPS_SFT[:2] + KNOWN_GAPS_RL[:2]]]
     L += ["", "## Citation", "", CITATION]
     return "\n".join(L) + "\n"
+
+
+def decontamination_lines(dc: dict) -> list[str]:
+    """The card's table of benchmarks: items read, items the index cannot see, rows each removed."""
+    benches = dc.get("benchmarks") or []
+    if not benches:
+        return ["- none given"]
+    idx = dc.get("index") or {}
+    per = idx.get("benchmarks") or {}
+    L = ["Items are read as the evaluation reads them (`recipe.eval.decontam_items`: the user turns of each suite's "
+         "prompt); n-grams shared by two items of one benchmark (its template) are not indexed.", "",
+         "| benchmark | read by | file (sha256) | items | not covered (short / template only) | rows removed |",
+         "|---|---|---|---|---|---|"]
+    for b in benches:
+        st = per.get(b["benchmark"], {})
+        L.append(f"| {b['benchmark']} | {b.get('reader') or '-'} | `{Path(b.get('path') or '-').name}` "
+                 f"(`{(b.get('sha256') or '-')[:16]}`) | {b['items']:,} | {st.get('too_short', 0):,} / "
+                 f"{st.get('boilerplate_only', 0):,} | {b.get('rows_removed', 0):,} |")
+    L += ["", f"Index: {idx.get('items', 0):,} items, {idx.get('ngrams', 0):,} n-grams."]
+    return L
 
 
 def write_curated_card(report, path: str | Path, name: str) -> Path:

@@ -1,6 +1,6 @@
 """The curation pipeline: inputs (files, Hub-layout dirs) -> decontaminated, deduplicated, split training data.
 
-Order per row: read + normalize (bad rows -> quarantine) -> decontamination against eval files
+Order per row: read + normalize (bad rows -> quarantine) -> decontamination against the evaluation set
 -> exact dedup -> near dedup (MinHash LSH) -> train/validation split -> write. Then per-stage prompt pools
 (``data.pools``) are drawn from the kept training prompts. Every row that comes in is accounted for:
 ``rows_in == kept + sum(dropped.values()) + quarantined`` (checked; a mismatch is a bug and raises).
@@ -15,11 +15,19 @@ Outputs in ``out_dir``::
     report.json                        counts (see CurationReport) - written last
     README.md                          the dataset card generated from the report (recipe.data.cards)
 
+The evaluation set is an :class:`~recipe.data.decontam.EvalSet`: the benchmarks of ``data.decontam.benchmarks``
+read through their evaluation suites (``recipe.eval.decontam_items.eval_set``, which ``recipe data curate``
+passes in), or else the files of ``data.decontam.eval_files`` + ``decontaminate_against`` by the generic reader.
+The report counts the rows each benchmark removed.
+
+The split hashes the prompt (:func:`recipe.data.text.prompt_key`: the user turns), not the record, so SFT and RL
+rows with one prompt land on the same side; ``held_out_prompt_overlap`` (prompts in both train and validation)
+is counted and must be 0.
+
 ``backend="inprocess"`` (tiny) or ``"ray"`` (paper, Ray Data) run the same row logic (recipe.data.rows).
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
@@ -30,7 +38,9 @@ from typing import Any, Iterable
 
 from recipe.config.data_section import DataSection
 from recipe.data.backends import run_inprocess, run_ray
-from recipe.data.decontam import NgramIndex, build_index
+import numpy as np
+
+from recipe.data.eval_set import EvalSet, eval_set_from_files, file_sha256
 from recipe.data.dedup import Deduper
 from recipe.data.formats import to_chat, to_nemo_gym
 from recipe.data.loaders import resolve_inputs
@@ -60,6 +70,7 @@ class CurationReport:
     pools: dict[str, dict] = field(default_factory=dict)
     no_verifier_prompts: int = 0
     decontamination: dict[str, Any] = field(default_factory=dict)
+    held_out_prompt_overlap: int = 0
     dedup: dict[str, Any] = field(default_factory=dict)
     backend: str = "inprocess"
     elapsed_s: float = 0.0
@@ -108,14 +119,6 @@ class _Writers:
             f.close()
 
 
-def _sha256(path: str | Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def _section(config: Any) -> DataSection:
     if config is None:
         return DataSection()
@@ -138,8 +141,10 @@ def _progress(enabled: bool):
 
 def curate(inputs: Iterable[str | Path], out_dir: str | Path, *, fmt: str = "auto",
            decontaminate_against: Iterable[str | Path] = (), config: Any = None, backend: str | None = None,
-           progress: bool = False) -> CurationReport:
-    """Curate ``inputs`` into ``out_dir`` and return the report (also written to ``out_dir/report.json``)."""
+           progress: bool = False, eval_set: EvalSet | None = None) -> CurationReport:
+    """Curate ``inputs`` into ``out_dir`` and return the report (also written to ``out_dir/report.json``).
+    ``eval_set``: the evaluation items to decontaminate against, read by the caller (then ``decontaminate_against``
+    and ``data.decontam.eval_files`` are not read again); required when ``data.decontam.benchmarks`` names any."""
     t0 = time.time()
     data = _section(config)
     backend = backend or data.backend
@@ -153,8 +158,16 @@ def curate(inputs: Iterable[str | Path], out_dir: str | Path, *, fmt: str = "aut
         for f in (out / sub).glob("*.jsonl") if (out / sub).is_dir() else ():
             f.unlink()
     sources = resolve_inputs(list(inputs), data, fmt)
-    eval_files = [str(p) for p in list(data.decontam.eval_files) + list(decontaminate_against)]
-    index = build_index(eval_files, data.decontam.ngram) if eval_files else NgramIndex(data.decontam.ngram)
+    if eval_set is None:
+        if data.decontam.benchmarks:
+            raise ValueError(f"data.decontam.benchmarks names benchmarks ({data.decontam.benchmarks}), which are read "
+                             "through their evaluation suites: run `recipe data curate`, or pass "
+                             "eval_set=recipe.eval.decontam_items.eval_set(config)")
+        eval_set = eval_set_from_files([*data.decontam.eval_files, *decontaminate_against])
+    index = eval_set.index(data.decontam.ngram)
+    removed = Counter()
+    held_keys: set[str] = set()
+    train_keys: list[int] = []
     ctx = RowContext(max_row_bytes=data.limits.max_row_bytes, max_messages=data.limits.max_messages,
                      index=index, min_overlap=data.decontam.min_overlap, decontam_fields=data.decontam.fields,
                      near=data.dedup.near, num_perm=data.dedup.num_perm, shingle_words=data.dedup.shingle_words)
@@ -203,6 +216,8 @@ def curate(inputs: Iterable[str | Path], out_dir: str | Path, *, fmt: str = "aut
                     rec["id"] = f"{base}.{k}"
             seen_ids.add(rec["id"])
             reason, dup_of = ("contaminated", o["contaminated_by"]) if o.get("contaminated_by") else (None, None)
+            if reason:
+                removed[index.group_of(dup_of)] += 1
             if reason is None:
                 reason, dup_of = deduper.check(rec["id"], src, o["key"], o.get("sig"))
             if reason is not None:
@@ -214,7 +229,11 @@ def curate(inputs: Iterable[str | Path], out_dir: str | Path, *, fmt: str = "aut
                     rep.dropped_rows.append(entry)
                 w.write("dropped.jsonl", entry)
                 continue
-            split = split_of(rec["id"], seed=data.split.seed, validation_fraction=data.split.validation_fraction)
+            split = split_of(o["prompt_key"], seed=data.split.seed, validation_fraction=data.split.validation_fraction)
+            if split == "train":
+                train_keys.append(int(o["prompt_key"][:16], 16))
+            else:
+                held_keys.add(o["prompt_key"][:16])
             rep.kept += 1
             per_src[src]["kept"] += 1
             rep.splits[split] += 1
@@ -245,12 +264,18 @@ def curate(inputs: Iterable[str | Path], out_dir: str | Path, *, fmt: str = "aut
                    for s in sources]
     rep.domains = {d: {"train": c["train"], "validation": c["validation"], "kept": c["train"] + c["validation"]}
                    for d, c in sorted(domains.items())}
-    rep.outputs = {rel: {"rows": n, "sha256": _sha256(out / rel)} for rel, n in sorted(w.counts.items())}
+    rep.outputs = {rel: {"rows": n, "sha256": file_sha256(out / rel)} for rel, n in sorted(w.counts.items())}
     rep.decontamination = {"ngram": data.decontam.ngram, "min_overlap": data.decontam.min_overlap,
                            "fields": data.decontam.fields, "index": index.stats(),
-                           "eval_files": [{"path": f, "sha256": _sha256(f)} for f in eval_files]}
+                           "benchmarks": [{**s, "rows_removed": removed.get(s["benchmark"], 0)}
+                                          for s in eval_set.sources]}
+    held = np.array([int(k, 16) for k in held_keys], np.uint64)
+    rep.held_out_prompt_overlap = int(np.isin(held, np.array(train_keys, np.uint64)).sum())
     rep.dedup = dd.model_dump()
     rep.elapsed_s = round(time.time() - t0, 3)
+    if rep.held_out_prompt_overlap:
+        raise RuntimeError(f"{rep.held_out_prompt_overlap} prompts are in both train and validation (bug: the split "
+                           "hashes the prompt key)")
     if not rep.reconciles:
         raise RuntimeError(f"curation counts do not reconcile (bug): rows_in={rep.rows_in} kept={rep.kept} "
                            f"dropped={rep.dropped} quarantined={rep.quarantined}")

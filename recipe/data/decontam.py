@@ -1,10 +1,12 @@
 """Decontamination: drop training rows that share word n-grams (13 by default) with evaluation items.
 
-The eval side is an :class:`NgramIndex` built once from evaluation files (JSONL rows of IFEval / IFBench /
-NeMo-Gym / chat / normalized records, JSON lists, or plain text with one item per line; see
-:func:`eval_items_from_file`). A row is contaminated when at least ``min_overlap`` of its n-grams occur in
-the index; the report names the first eval item matched. Words are those of :func:`recipe.data.text.words`
-(lowercase runs of letters, digits, marks and ``_``).
+The eval side is an :class:`NgramIndex` built once from evaluation items, each labelled with its benchmark.
+Benchmarks are read through their evaluation suites (``recipe.eval.decontam_items``: the user turns the model is
+shown), so every suite is covered in its own field names; ``recipe.data.eval_set`` holds the items and the
+generic reader for files of no named benchmark. A source that yields no item is an error naming it. N-grams
+shared by two items of one benchmark are its template, not an item, and are not indexed (``drop_shared``). A row
+is contaminated when at least ``min_overlap`` of its n-grams occur in the index; the report names the first eval
+item matched. Words are those of :func:`recipe.data.text.words` (lowercase runs of letters, digits, marks, ``_``).
 
 Speed (benchmarks/bench_curation.py, target >= 100k rows/s per core): a batch of rows is processed as one byte
 array with numpy, creating no Python object per word. ASCII rows are lowercased and split at non-word bytes by
@@ -22,9 +24,7 @@ paraphrased leaks.
 """
 from __future__ import annotations
 
-import json
 import math
-from pathlib import Path
 from typing import Iterable
 
 import numpy as np
@@ -88,6 +88,21 @@ def _window_hashes(word_h: np.ndarray, n: int) -> np.ndarray:
         return (s[n:] - s[:m]) * _powers("q", _Q, len(word_h))[n - 1:]
 
 
+def _shared_within_group(h: np.ndarray, owner: np.ndarray, groups: list[str]) -> np.ndarray:
+    """Mask of the n-gram entries whose hash occurs in two or more distinct items of the entry's group."""
+    gid = np.unique(np.asarray(groups, dtype=object), return_inverse=True)[1].reshape(-1)[owner]
+    shared = np.zeros(len(h), bool)
+    for g in np.unique(gid):
+        sel = np.flatnonzero(gid == g)
+        order = np.lexsort((owner[sel], h[sel]))  # by hash, then item
+        hs, os_ = h[sel][order], owner[sel][order]
+        new_hash = np.r_[True, hs[1:] != hs[:-1]]
+        new_pair = new_hash | np.r_[True, os_[1:] != os_[:-1]]
+        items_per_hash = np.add.reduceat(new_pair.astype(np.int64), np.flatnonzero(new_hash))
+        shared[sel] = np.isin(h[sel], hs[new_hash][items_per_hash >= 2])
+    return shared
+
+
 class NgramIndex:
     """Sorted 64-bit hashes of the eval items' word n-grams, with the eval item and word offset of each hash."""
 
@@ -98,16 +113,29 @@ class NgramIndex:
         self.offset = np.zeros(0, np.int64)
         self.item_ids: list[str] = []
         self.item_texts: list[str] = []
+        self.item_groups: list[str] = []
         self.too_short = 0
+        self.boilerplate_only = 0
         self.n_words = 0
+        self.per_group: dict[str, dict[str, int]] = {}
 
     @classmethod
-    def build(cls, items: Iterable[tuple[str, str]], n: int = 13) -> "NgramIndex":
-        """Index ``(item_id, text)`` pairs."""
+    def build(cls, items: Iterable[tuple[str, str]], n: int = 13, *, groups: Iterable[str] | None = None,
+              drop_shared: bool = False) -> "NgramIndex":
+        """Index ``(item_id, text)`` pairs; ``groups`` names each item's benchmark (one label per item).
+
+        ``drop_shared``: an n-gram found in two or more items of one group is the benchmark's prompt template or a
+        stock instruction (an evaluation prompt's "put the final answer in \\boxed{}" sentence, IFEval's "your
+        entire response should be in English, and in all lowercase letters"), not an item: it is left out, so
+        training rows written with the same template are not taken for copies. An item whose every n-gram is
+        shared is counted in ``boilerplate_only`` (not covered, like ``too_short``)."""
         idx = cls(n)
         for item_id, text in items:
             idx.item_ids.append(item_id)
             idx.item_texts.append(text)
+        idx.item_groups = list(groups) if groups is not None else [""] * len(idx.item_ids)
+        if len(idx.item_groups) != len(idx.item_ids):
+            raise ValueError(f"{len(idx.item_groups)} group labels for {len(idx.item_ids)} items")
         hs, owners, offsets, vocab = [], [], [], []
         for lo in range(0, len(idx.item_texts), 4096):
             word_h, first = _batch_words(idx.item_texts[lo:lo + 4096])
@@ -118,21 +146,43 @@ class NgramIndex:
             hs.append(h[pos])
             owners.append(row[pos] + lo)
             offsets.append(pos - first[row[pos]])
-        counts = np.bincount(np.concatenate(owners), minlength=len(idx.item_ids)) if owners else np.zeros(0)
-        idx.too_short = int((counts == 0).sum()) if len(idx.item_ids) else 0
+        allh = np.concatenate(hs) if hs else np.zeros(0, np.uint64)
+        own = np.concatenate(owners) if owners else np.zeros(0, np.int64)
+        off = np.concatenate(offsets) if offsets else np.zeros(0, np.int64)
+        before = np.bincount(own, minlength=len(idx.item_ids))
+        if drop_shared and len(allh):
+            keep = ~_shared_within_group(allh, own, idx.item_groups)
+            allh, own, off = allh[keep], own[keep], off[keep]
+        after = np.bincount(own, minlength=len(idx.item_ids))
+        idx.too_short = int((before == 0).sum())
+        idx.boilerplate_only = int(((before > 0) & (after == 0)).sum())
+        for g, b, a in zip(idx.item_groups, before.tolist(), after.tolist()):
+            st = idx.per_group.setdefault(g, {"items": 0, "too_short": 0, "boilerplate_only": 0})
+            st["items"] += 1
+            st["too_short"] += b == 0
+            st["boilerplate_only"] += b > 0 and a == 0
         idx.n_words = int(len(np.unique(np.concatenate(vocab)))) if vocab else 0
-        if hs:
-            allh = np.concatenate(hs)
+        if len(allh):
             order = np.argsort(allh, kind="stable")
-            idx.hashes, idx.owner, idx.offset = allh[order], np.concatenate(owners)[order], np.concatenate(offsets)[order]
+            idx.hashes, idx.owner, idx.offset = allh[order], own[order], off[order]
         return idx
+
+    def group_of(self, item_id: str) -> str:
+        """The group (benchmark) label of an indexed item."""
+        table = self.__dict__.setdefault("_group_of", {})
+        if not table:
+            table.update(zip(self.item_ids, self.item_groups))
+        return table[item_id]
 
     def __len__(self) -> int:
         return len(self.item_ids)
 
     def stats(self) -> dict:
-        return {"items": len(self.item_ids), "ngrams": int(len(self.hashes)), "n": self.n,
-                "too_short": self.too_short, "vocab": self.n_words}
+        out = {"items": len(self.item_ids), "ngrams": int(len(self.hashes)), "n": self.n,
+               "too_short": self.too_short, "boilerplate_only": self.boilerplate_only, "vocab": self.n_words}
+        if any(self.item_groups):
+            out["benchmarks"] = {g: dict(v) for g, v in sorted(self.per_group.items())}
+        return out
 
     def _bitmap(self) -> np.ndarray:
         """Membership pre-filter: one bit per bucket of the mixed hash (>= 16 buckets per eval n-gram, packed
@@ -203,57 +253,3 @@ class NgramIndex:
             if len(owners) >= min_overlap:
                 out[r] = self.item_ids[owners[0]]
         return out
-
-
-def _item_text(obj: object) -> str | None:
-    """Prompt text of one eval item: IFEval/IFBench ``prompt``, ``question``/``problem``, NeMo-Gym input, messages."""
-    if isinstance(obj, str):
-        return obj
-    if not isinstance(obj, dict):
-        return None
-    for k in ("prompt", "question", "problem", "input", "text"):
-        if isinstance(obj.get(k), str):
-            return obj[k]
-    rcp = obj.get("responses_create_params")
-    msgs = rcp.get("input") if isinstance(rcp, dict) else obj.get("messages")
-    if isinstance(msgs, str):
-        return msgs
-    if isinstance(msgs, list):
-        from recipe.data.record import content_text
-        return "\n".join(content_text(m.get("content")) for m in msgs if isinstance(m, dict) and m.get("role") != "assistant")
-    return None
-
-
-def eval_items_from_file(path: str | Path) -> list[tuple[str, str]]:
-    """``(item_id, text)`` pairs from an eval file; raises ``ValueError`` naming the file and line on bad input."""
-    p = Path(path)
-    if not p.is_file():
-        raise ValueError(f"decontamination set {p} does not exist; pass an existing JSONL/JSON/txt file")
-    raw = p.read_text(encoding="utf-8", errors="replace")
-    items: list[tuple[str, str]] = []
-    if p.suffix == ".txt":
-        return [(f"{p.name}:{i}", line) for i, line in enumerate(raw.splitlines()) if line.strip()]
-    if p.suffix == ".json":
-        data = json.loads(raw)
-        rows = data if isinstance(data, list) else data.get("input") or data.get("rows") or [data]
-    else:
-        rows = []
-        for i, line in enumerate(raw.splitlines()):
-            if line.strip():
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError as e:
-                    raise ValueError(f"{p}:{i + 1}: not valid JSON ({e.msg}); eval files must be clean") from None
-    for i, r in enumerate(rows):
-        text = _item_text(r)
-        if text:
-            key = r.get("key", r.get("id", i)) if isinstance(r, dict) else i
-            items.append((f"{p.name}:{key}", text))
-    return items
-
-
-def build_index(files: Iterable[str | Path], n: int = 13) -> NgramIndex:
-    items: list[tuple[str, str]] = []
-    for f in files:
-        items.extend(eval_items_from_file(f))
-    return NgramIndex.build(items, n)

@@ -22,7 +22,7 @@ from recipe.data.dedup import minhash_signatures
 from recipe.data.formats import RowError, normalize_row
 from recipe.data.formats.nemo_gym import native_id
 from recipe.data.record import RecordError, record_text
-from recipe.data.text import exact_key
+from recipe.data.text import exact_key, prompt_key
 
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
@@ -106,5 +106,6 @@ def process_batch(items: list[dict], ctx: RowContext) -> list[dict]:
     for o, h, s in zip(recs, hits, sigs):
         o["contaminated_by"] = h
         o["key"] = exact_key(o["record"])
+        o["prompt_key"] = prompt_key(o["record"])
         o["sig"] = s
     return out

@@ -4,7 +4,11 @@
   differences do not hide a leaked eval item.
 - :func:`symbol_words` (near dedup shingles): words plus punctuation/symbols as tokens, so ``3+4`` and ``3*4``
   differ.
-- :func:`exact_key` (exact dedup): the role and the lowercase, whitespace-collapsed text of every turn. Not covered: tokenizer-level (BPE) n-grams or semantic duplicates.
+- :func:`exact_key` (exact dedup): the role and the lowercase, whitespace-collapsed text of every turn.
+- :func:`prompt_key` (held-out splits): the same text of the user turns only, so an SFT row and an RL row asking
+  the same thing share it and land on the same side of every split.
+
+Not covered: tokenizer-level (BPE) n-grams or semantic duplicates.
 """
 from __future__ import annotations
 
@@ -47,5 +51,19 @@ def exact_key(record: dict) -> str:
         h.update(" ".join(content_text(m.get("content")).lower().split()).encode("utf-8", "surrogatepass"))
         if m.get("tool_calls"):
             h.update(json.dumps(m["tool_calls"], sort_keys=True).encode("utf-8", "surrogatepass"))
+        h.update(b"\x1e")
+    return h.hexdigest()
+
+
+def prompt_key(record: dict) -> str:
+    """Hex digest of the prompt: the lowercase, whitespace-collapsed text of the user turns, in order (system
+    prompts, tools and answers aside). A record without user text is keyed by its id."""
+    h = hashlib.blake2b(digest_size=16)
+    turns = [" ".join(content_text(m.get("content")).lower().split()) for m in record.get("messages") or ()
+             if m.get("role") == "user"]
+    if not any(turns):
+        turns = [f"\x00id:{record.get('id')}"]
+    for t in turns:
+        h.update(t.encode("utf-8", "surrogatepass"))
         h.update(b"\x1e")
     return h.hexdigest()
