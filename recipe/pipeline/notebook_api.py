@@ -41,6 +41,7 @@ def curate_data(run_id: str, sources: list[str] | None = None, decontaminate_aga
     decontaminated against the tiny validation files. Returns (report, counts table)."""
     from recipe.data.curate import curate
     from recipe.data.report import report_table
+    from recipe.eval.decontam_items import eval_set
     sources, decontaminate_against = as_list(sources, "sources"), as_list(decontaminate_against, "decontaminate_against")
     run, cfg = open_run(run_id)
     d = run.stage_dir(DATA_PHASE)
@@ -49,7 +50,8 @@ def curate_data(run_id: str, sources: list[str] | None = None, decontaminate_aga
     else:
         inputs = [str(p) for p in sorted(d.glob("*_train.jsonl"))]
         evals = [str(p) for p in sorted(d.glob("*_val.jsonl"))] + [str(p) for p in (decontaminate_against or [])]
-    report = curate(inputs, str(d / "curated"), fmt="auto", decontaminate_against=evals, config=cfg.data)
+    # the benchmarks the profile decontaminates against are read through their evaluation suites, the files as given
+    report = curate(inputs, str(d / "curated"), fmt="auto", config=cfg.data, eval_set=eval_set(cfg, extra_files=evals))
     return report, report_table(report)
 
 
