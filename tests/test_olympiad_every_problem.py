@@ -72,3 +72,42 @@ def test_answerbench_averages_over_every_problem():
     assert res["missing_problems"] == [rows[2]["Problem ID"]] and res["n_missing"] == 1
     assert res["by_category"]["Algebra"]["n"] == 3
     assert [it["accuracy"] for it in res["items"]] == [1.0, 0.5, 0.0] and res["items"][2]["missing"]
+
+
+def _imo_folder(tmp_path):
+    import csv
+    d = tmp_path / "imo"
+    d.mkdir()
+    with open(d / "proofbench_v2.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["Problem ID", "Problem", "Solution", "Grading guidelines", "Category",
+                                          "Level", "Short Answer", "Source"])
+        w.writeheader()
+        for r in PROOF_ROWS[:2]:
+            w.writerow(dict(r, Category="Algebra", Level="Basic", **{"Short Answer": "-", "Source": "here"}))
+    with open(d / "answerbench_v2.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["Problem ID", "Problem", "Short Answer", "Category", "Subcategory", "Source"])
+        w.writeheader()
+        w.writerow({"Problem ID": "imo-bench-algebra-901", "Problem": "Find 1 + 1.", "Short Answer": "2",
+                    "Category": "Algebra", "Subcategory": "x", "Source": "here"})
+    (d / "judge.txt").write_text(PROOF_PROMPT.user + "\n" + ANSWER_PROMPT.user)
+    return d
+
+
+def test_score_cli_a_truncated_generation_is_no_answer(tmp_path):
+    import json
+
+    from recipe.eval.olympiad.score_cli import run_score
+    d = _imo_folder(tmp_path)
+    cut = "1 + 1 = \\boxed{2}, so the claim follows. Wait, let me double-check"  # template opened <think>: no tags
+    resp = tmp_path / "r.jsonl"
+    resp.write_text(json.dumps({"Problem ID": "imo-bench-algebra-901", "response": cut, "finish_reason": "length"})
+                    + "\n" + json.dumps({"Problem ID": "imo-bench-algebra-901", "response": cut, "finish_reason": "stop"})
+                    + "\n")
+    args = ["--data", str(d), "--judge-prompt", str(d / "judge.txt"), "--profile", "tiny"]
+    res = run_score("imo-answer", args, out=tmp_path / "a", responses=resp)
+    assert res["accuracy"] == 50.0 and res["grading"]["no_answer"] == 1 and res["grading"]["precheck"] == 1
+    proofs = tmp_path / "p.jsonl"
+    proofs.write_text(json.dumps({"Problem ID": "PB-Basic-001", "response": "A good proof. Wait", "finish_reason": "length"})
+                      + "\n")
+    res = run_score("imo-proof", args, out=tmp_path / "p", responses=proofs)  # no judge call: no server needed
+    assert res["score"] == 0.0 and res["n"] == 2 and res["judge_calls"] == 0 and res["n_missing"] == 1
