@@ -1,8 +1,8 @@
 """How LiveCodeBench grades a program, rule by rule (facts from the official runner,
 ``lcb_runner/evaluation/testing_util.py`` in LiveCodeBench/LiveCodeBench), for ``recipe.eval.benchmarks.code``.
 
-- Every program runs after the runner's import prelude: ``from <m> import *`` and ``import <m>`` for the 18 modules
-  below (``typing``, ``collections``, ``math``, ``itertools``, …), then ``sys.setrecursionlimit(50000)``; so a
+- Every program runs after the runner's import prelude: ``from <m> import *`` for the 16 modules below, then
+  ``builtins`` and ``typing``; ``import <m>`` for the 16; then ``sys.setrecursionlimit(50000)``; so a
   LeetCode answer that copies its starter code's ``List[int]``, or uses ``Counter`` / ``gcd`` without an import, runs.
 - Functional (LeetCode) tests: ``Solution().<func_name>`` (a module-level function when the code has no
   ``class Solution``) is called with one JSON value per input line, with the code loaded as a module (its

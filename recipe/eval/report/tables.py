@@ -65,7 +65,7 @@ def paper_comparison(results: dict[str, dict], profile: str = "paper") -> list[d
         rows.append({"benchmark": name,
                      "ours": None if not ours else {"score": r.get("score"), "stderr": r.get("stderr"), "n": r.get("n"),
                                                     "k": r.get("k"), "complete": r.get("complete", True),
-                                                    "incomplete": incomplete_note(r),
+                                                    "incomplete": incomplete_note(r), "note": r.get("score_note"),
                                                     "limited": bool(r.get("settings", {}).get("source", {}).get("limit"))},
                      "unavailable": r.get("unavailable") if r else None,
                      "paper": None if not paper else {"value": paper.value, "metric": paper.metric,
@@ -89,7 +89,8 @@ def print_comparison(rows: list[dict], console) -> None:
     for r in rows:
         o = r["ours"]
         if o:
-            ours = f"{o['score']:.1f} ± {o['stderr']:.1f} (n={o['n']})" if o["score"] is not None else "no items"
+            ours = f"{o['score']:.1f} ± {o['stderr']:.1f} (n={o['n']})" if o["score"] is not None else \
+                ("no score: " + o["note"] if o.get("note") else "no items")
             if o["limited"]:
                 ours += " [slice: not a score]"
             if o.get("incomplete"):
