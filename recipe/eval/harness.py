@@ -6,7 +6,8 @@ Layout of ``out_dir`` (one folder per suite):
   sampling knobs) and prompt hash match and generates only what is missing. Failed requests are not cached: a run
   scores them 0 (``request_failed``, in the denominator) and is ``complete: false``; a re-run retries them.
 - ``items.jsonl`` -- per item: id, per-sample verdicts (score, extracted answer, reason), finish reasons, usage.
-  A generation cut at the length limit before its reasoning closed is no answer (``truncated``; ``recipe.eval.thinking``).
+  A generation cut at the length limit before its reasoning closed is no answer (``truncated``,
+  ``recipe.eval.thinking``).
 - ``results.json`` -- the summary (``summarize_verdicts``) plus every setting that produced it.
 """
 from __future__ import annotations
@@ -132,7 +133,8 @@ def no_answer_verdict(suite: Suite, row: dict, reason: str) -> Verdict:
     return {**v, "score": 0.0, "no_answer": True, "reason": reason}
 
 
-def score_one(suite: Suite, row: dict, response: Any, thinking: bool | None, finish_reason: str | None = None) -> Verdict:
+def score_one(suite: Suite, row: dict, response: Any, thinking: bool | None,
+              finish_reason: str | None = None) -> Verdict:
     if suite.play is None and unfinished(response, finish_reason, thinking):
         return {**no_answer_verdict(suite, row, "truncated"), "truncated": True}
     return suite.score(row, response, thinking)

@@ -91,7 +91,8 @@ def score_responses(suite_name: str, responses: Path, out_dir: Path, thinking: b
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     summary = summarize_verdicts(suite, verdicts, finish if any(f for fs in finish.values() for f in fs) else None)
-    summary.update({"complete": "unequal_k" not in summary, "responses_file": str(responses), "responses_sha256": sha256_file(responses),
+    summary.update({"complete": "unequal_k" not in summary,
+                    "responses_file": str(responses), "responses_sha256": sha256_file(responses),
                     "lines_scored": sum(len(v) for v in verdicts.values()), "malformed": malformed,
                     "settings": {"scorer": f"{suite.name}@{suite.scorer_version}", "scorer_version": suite.scorer_version,
                                  "judge": suite.judge, "backend": "external responses",

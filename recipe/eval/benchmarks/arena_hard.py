@@ -93,7 +93,8 @@ def summarize_arena(verdicts: dict[str, list[dict]]) -> dict:
     out = {"win_rate_by_category": rates["subsets"], "headline": head, "judge": _STATE["judge_name"],
            "null_judgments": sum(1 for v in flat if v.get("battles") is None and not v.get("no_answer"))}
     if head is not None:
-        out.update(score=head["win_rate"], stderr=head["stderr_bootstrap"], ci95=None, ci90_bootstrap=head["ci90_bootstrap"],
+        out.update(score=head["win_rate"], stderr=head["stderr_bootstrap"], ci95=None,
+                   ci90_bootstrap=head["ci90_bootstrap"],
                    score_note="mean of the hard_prompt and creative_writing win rates (arena-hard-auto battles)")
     else:
         out.update(score=None, stderr=None, ci95=None,
@@ -114,7 +115,9 @@ def rows_with_baselines(rows: list[dict]) -> tuple[list[dict], dict]:
 
 
 register_suite(Suite(
-    name="arena_hard_v2", description="ArenaHard v2.0: pairwise judge vs each category's baseline, arena-hard-auto weights, hard/creative mean",
+    name="arena_hard_v2",
+    description="ArenaHard v2.0: pairwise judge vs each category's baseline, arena-hard-auto weights, "
+                "hard/creative mean",
     id_field="uid", required_fields=("category", "prompt"),
     messages=lambda row, thinking: [{"role": "user", "content": row["prompt"]}],
     score=score_arena, summarize=summarize_arena, metric="win rate vs baseline", judge="gpt-4.1",

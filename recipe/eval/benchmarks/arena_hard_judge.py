@@ -22,18 +22,18 @@ from statistics import mean, pstdev
 _INTRO = ("Please act as an impartial judge and evaluate the quality of the responses provided by two AI assistants to "
           "the user prompt displayed below. You will be given assistant A's answer and assistant B's answer. Your job "
           "is to evaluate which assistant's answer is better.\n\n")
-_OWN_ANSWER = ("Begin your evaluation by generating your own answer to the prompt. You must provide your answers before "
-               "judging any answers.\n\n")
-_COMPARE = ("When evaluating the assistants' answers, compare both assistants' answers{with_own}. You must identify and "
-            "correct any mistakes or inaccurate information.\n\n")
+_OWN_ANSWER = ("Begin your evaluation by generating your own answer to the prompt. You must provide your answers "
+               "before judging any answers.\n\n")
+_COMPARE = ("When evaluating the assistants' answers, compare both assistants' answers{with_own}. You must identify "
+            "and correct any mistakes or inaccurate information.\n\n")
 _CRITERIA = ("Then consider if the assistant's answers are helpful, relevant, and concise. Helpful means the answer "
              "correctly responds to the prompt or follows the instructions. Note when user prompt has any ambiguity or "
              "more than one interpretation, it is more helpful and appropriate to ask for clarifications or more "
              "information from the user than providing an answer based on assumptions. Relevant means all parts of the "
              "response closely connect or are appropriate to what is being asked. Concise means the response is clear "
-             "and not verbose or excessive.\n\nThen consider the creativity and novelty of the assistant's answers when "
-             "needed. Finally, identify any missing important information in the assistants' answers that would be "
-             "beneficial to include when responding to the user prompt.\n\n")
+             "and not verbose or excessive.\n\nThen consider the creativity and novelty of the assistant's answers "
+             "when needed. Finally, identify any missing important information in the assistants' answers that would "
+             "be beneficial to include when responding to the user prompt.\n\n")
 _VERDICT = ("After providing your explanation, you must output only one of the following choices as your final verdict "
             "with a label:\n\n1. Assistant A is significantly better: [[A>>B]]\n2. Assistant A is slightly better: "
             "[[A>B]]\n3. Tie, relatively the same: [[A=B]]\n4. Assistant B is slightly better: [[B>A]]\n5. Assistant B "
@@ -109,6 +109,7 @@ def win_rates(verdicts: list[dict], n_boot: int = 1000, seed: int = 0) -> dict:
     headline = None
     if all(c in reps for c in HEADLINE):
         paired = [mean(r) for r in zip(*(reps[c] for c in HEADLINE))]
-        headline = {"win_rate": round(mean(out[c]["win_rate"] for c in HEADLINE), 4), "ci90_bootstrap": _interval(paired),
+        headline = {"win_rate": round(mean(out[c]["win_rate"] for c in HEADLINE), 4),
+                    "ci90_bootstrap": _interval(paired),
                     "stderr_bootstrap": round(100 * pstdev(paired), 4), "of": list(HEADLINE)}
     return {"subsets": out, "headline": headline}
