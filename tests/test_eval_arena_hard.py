@@ -58,16 +58,20 @@ def test_both_positions_win_rate_and_bootstrap_ci(arena):
     for i, r in enumerate(with_base):
         ours = f"{MARK} answer" if i < 6 else base[r["uid"]]  # 6 better, 2 identical to the baseline
         verdicts[r["uid"]] = [suite.score(r, f"<think>x</think>{ours}", True)]
-    assert verdicts[with_base[0]["uid"]][0]["games"] == [1.0, 1.0]
-    assert verdicts[with_base[7]["uid"]][0]["games"] == [0.5, 0.5]
+    # ours as B wins weakly (1 battle), ours as A wins strongly (3 battles); identical answers tie (1 + 1)
+    assert verdicts[with_base[0]["uid"]][0]["games"] == ["B>A", "A>>B"]
+    assert verdicts[with_base[0]["uid"]][0]["battles"] == [1.0] * 4
+    assert verdicts[with_base[7]["uid"]][0]["battles"] == [0.5, 0.5]
     s = summarize_verdicts(suite, verdicts)
-    assert s["win_rate"] == pytest.approx(100 * (6 + 0.5 * 2) / 8)
-    lo, hi = s["win_rate_ci95_bootstrap"]
-    assert lo < s["win_rate"] <= hi <= 100 and s["judge"] == "marker-rule" and suite.judge == "marker-rule"
+    hard = s["win_rate_by_category"]["hard_prompt"]
+    assert hard["win_rate"] == pytest.approx(100 * (6 * 4 + 0.5 * 2 * 2) / (6 * 4 + 2 * 2)) and hard["battles"] == 28
+    lo, hi = hard["ci90_bootstrap"]
+    assert lo < hard["win_rate"] <= hi <= 100 and s["judge"] == "marker-rule" and suite.judge == "marker-rule"
+    assert s["headline"] is None and s["score"] is None  # no creative-writing rows: no paper headline
     # a judge that always picks position A gives exactly 0.5 per item once both orders are judged
     arena_hard.configure(judge=always_a_judge, judge_name="always-a")
     v = suite.score(with_base[0], f"<think>x</think>{MARK}", True)
-    assert v["games"] == [0.0, 1.0] and v["score"] == 0.5
+    assert v["games"] == ["A>B", "A>B"] and v["battles"] == [1.0, 0.0] and v["score"] == 0.5
     # unclosed thinking: no answer, a loss in both games
     assert suite.score(with_base[0], f"<think>{MARK}", True)["no_answer"]
 

@@ -121,10 +121,12 @@ def test_imo_answer_cli_with_loopback_judge(shared_dir, tmp_path, judge_server):
                  "--judge-endpoint", judge_server, "--judge-model", "judge", "--profile", "tiny"])
     assert s["grading"] == {"precheck": 1, "judge": 2, "judge_invalid": 0, "no_answer": 1, "bad_response": 0}
     assert len(_Judge.bodies) == 2 and _Judge.bodies[0]["model"] == "judge" and _Judge.bodies[0]["temperature"] == 0.0
-    assert s["accuracy"] == 50.0 and s["k"] == 2 and s["n"] == 2  # item means 1.0 and 0.0
+    # over all 399 well-formed problems: item means 1.0 and 0.0, the 397 without responses 0
+    assert s["accuracy"] == pytest.approx(100 / 399) and s["k"] == 2 and s["n"] == 399 and s["n_missing"] == 397
     assert s["malformed_rows"][0]["id"] == "imo-bench-algebra-036"
     items = [json.loads(x) for x in (tmp_path / "o" / "items.jsonl").read_text().splitlines()]
-    assert [it["accuracy"] for it in items] == [1.0, 0.0]
+    got = {it["id"]: it["accuracy"] for it in items if not it.get("missing")}
+    assert got == {rows[0]["Problem ID"]: 1.0, rows[1]["Problem ID"]: 0.0} and len(items) == 399
 
 
 def test_imo_proof_cli_stores_every_grade(shared_dir, tmp_path, judge_server):
@@ -139,11 +141,12 @@ def test_imo_proof_cli_stores_every_grade(shared_dir, tmp_path, judge_server):
             "--judge-model", "judge", "--profile", "tiny"]
     s = _invoke(args + ["--out", str(tmp_path / "o")])
     grades = [json.loads(x) for x in (tmp_path / "o" / "grades.jsonl").read_text().splitlines()]
-    assert [[g["points"] for g in it["grades"]] for it in grades] == [[7, 6, 7, 0], [7, 6, 7, 0]]
-    assert [it["score"] for it in grades] == [0.0, 0.0] and s["judge_samples"] == 4 and s["aggregation"] == "zero_if_any_zero"
-    assert grades[0]["proof"] == "A proof."
+    graded = [it for it in grades if not it.get("missing")]
+    assert [[g["points"] for g in it["grades"]] for it in graded] == [[7, 6, 7, 0], [7, 6, 7, 0]]
+    assert [it["score"] for it in graded] == [0.0, 0.0] and s["judge_samples"] == 4 and s["aggregation"] == "zero_if_any_zero"
+    assert graded[0]["proof"] == "A proof." and s["n"] == 60 and s["n_missing"] == 58
     s = _invoke(args + ["--out", str(tmp_path / "m"), "--aggregation", "mean", "--samples", "3"])
-    assert s["points_mean"] == pytest.approx((20 / 3 + (0 + 7 + 6) / 3) / 2)
+    assert s["points_mean"] == pytest.approx((20 / 3 + (0 + 7 + 6) / 3) / 60)  # 58 missing proofs are 0
 
 
 def test_rows_marked_non_thinking_are_graded_whole():

@@ -2,6 +2,7 @@
 the Math-Verify pre-check, the verdict parser and avg@k ± SE, with a deterministic in-process judge."""
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 
@@ -89,6 +90,7 @@ def test_precheck_judge_and_avg_at_k(imo, prompt):
         ids[2]: [f"<think>x</think>\\boxed{{{g[ids[2]]}}}", f"<think>x</think>\\boxed{{{g[ids[2]]}.0}}"],
     }
     judge = RuleJudge()
+    bench = dataclasses.replace(bench, rows=[rows[i] for i in ids])  # a three-problem benchmark
     res = score_answerbench(bench, responses, judge, prompt, judge_sampling={"temperature": 1.0})
     per = {it["id"]: it["accuracy"] for it in res["items"]}
     assert per == {ids[0]: 1.0, ids[1]: 0.0, ids[2]: 1.0}
@@ -115,7 +117,7 @@ def test_responses_for_the_malformed_row_are_excluded_and_reported(imo, prompt):
     ok_id = bench.rows[0]["Problem ID"]
     res = score_answerbench(bench, {ok_id: ["<think></think>\\boxed{Algebra}"], "imo-bench-algebra-036": ["<think></think>\\boxed{Algebra}"]},
                             RuleJudge(), prompt)
-    assert res["n"] == 1 and res["excluded_malformed_with_responses"] == ["imo-bench-algebra-036"]
+    assert res["n"] == 399 and res["n_missing"] == 398 and res["excluded_malformed_with_responses"] == ["imo-bench-algebra-036"]
     with pytest.raises(ValueError, match="same number"):
         score_answerbench(bench, {ok_id: ["a", "b"], bench.rows[1]["Problem ID"]: ["a"]}, RuleJudge(), prompt)
     with pytest.raises(ValueError, match="not in"):

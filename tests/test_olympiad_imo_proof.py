@@ -58,7 +58,7 @@ def test_grading_stores_every_grade_and_applies_the_rule(bench):
     seen = []
     for rule, expected in (("zero_if_any_zero", 0.0), ("mean", 5.0)):
         judge = ScriptedJudge([7, 7, 0, 6])
-        res = score_proofbench(rows, proofs, judge, prompt, samples=4, aggregation=rule, on_item=seen.append)
+        res = score_proofbench(rows[:2], proofs, judge, prompt, samples=4, aggregation=rule, on_item=seen.append)
         first = res["items"][0]
         assert first["score"] == expected and [g["points"] for g in first["grades"]] == [7, 7, 0, 6]
         assert res["items"][1]["score"] == 0.0 and res["items"][1]["judge_calls"] == 0  # unterminated thinking
@@ -72,13 +72,15 @@ def test_grading_stores_every_grade_and_applies_the_rule(bench):
 def test_invalid_grades_are_skipped_or_zero(bench):
     rows, _, prompt = bench
     pid = rows[0]["Problem ID"]
-    skip = score_proofbench(rows, {pid: "<think></think>P"}, ScriptedJudge([None, 7, 6]), prompt, samples=3, aggregation="mean")
+    skip = score_proofbench(rows[:1], {pid: "<think></think>P"}, ScriptedJudge([None, 7, 6]), prompt, samples=3,
+                            aggregation="mean", invalid_grade="skip")
     assert skip["items"][0]["score"] == 6.5 and skip["invalid_grades"] == 1
-    zero = score_proofbench(rows, {pid: "<think></think>P"}, ScriptedJudge([None, 7, 6]), prompt, samples=3,
+    zero = score_proofbench(rows[:1], {pid: "<think></think>P"}, ScriptedJudge([None, 7, 6]), prompt, samples=3,
                             aggregation="zero_if_any_zero", invalid_grade="zero")
     assert zero["items"][0]["score"] == 0.0
-    none = score_proofbench(rows, {pid: "<think></think>P"}, ScriptedJudge([None]), prompt, samples=2, aggregation="mean")
-    assert none["ungraded"] == [pid] and none["n"] == 0
+    none = score_proofbench(rows[:1], {pid: "<think></think>P"}, ScriptedJudge([None]), prompt, samples=2,
+                            aggregation="mean", invalid_grade="skip")
+    assert none["ungraded"] == [pid] and none["n"] == 1 and none["score"] == 0.0  # ungraded: 0, counted
 
 
 class ToyProver:
@@ -142,6 +144,6 @@ def test_tts_run_stores_every_proof_then_grades_the_finals(bench, tmp_path):
     recs = [json.loads(x) for x in (tmp_path / "tts.jsonl").read_text().splitlines()]
     assert sum(r["kind"] == "proof" for r in recs) == 2 * 3 and sum(r["kind"] == "final" for r in recs) == 2
     assert finals == {rows[0]["Problem ID"]: "fixed proof", rows[1]["Problem ID"]: "fixed proof"}
-    res = score_proofbench(rows, finals, ScriptedJudge([7]), prompt, samples=2, aggregation="zero_if_any_zero",
+    res = score_proofbench(rows[:2], finals, ScriptedJudge([7]), prompt, samples=2, aggregation="zero_if_any_zero",
                            thinking=False)
     assert res["score"] == 100.0 and res["n"] == 2

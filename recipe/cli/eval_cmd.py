@@ -89,11 +89,12 @@ def eval_(
     for n, r in res.items():
         g = r.get("generation") or {}
         if g.get("failed_requests"):
-            console.print(f"[yellow]{n}: {g['failed_requests']} request(s) failed (not cached; a re-run retries "
-                          f"them): {g['first_error']}[/]")
+            console.print(f"[yellow]{n}: {g['failed_requests']} request(s) failed, scored 0: the score is incomplete "
+                          f"(not cached; a re-run retries them): {g['first_error']}[/]")
     typer.echo(json.dumps({"out": out, "suites": {n: (r.get("unavailable") and {"unavailable": r["unavailable"]})
                                                   or {"score": r.get("score"), "stderr": r.get("stderr"), "n": r.get("n"),
-                                                      "k": r.get("k")} for n, r in res.items()}}, indent=2))
+                                                      "k": r.get("k"), "complete": r.get("complete")}
+                                                  for n, r in res.items()}}, indent=2))
 
 
 @app.command("score", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})

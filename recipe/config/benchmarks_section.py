@@ -37,7 +37,8 @@ class PaperResult(_Section):
 
 class BenchmarkEntry(_Section):
     source: BenchmarkSource | None = None
-    baseline: BenchmarkSource | None = Field(None, description="Baseline answers of a pairwise-judged benchmark.")
+    baselines: dict[str, BenchmarkSource] = Field(
+        default_factory=dict, description="Baseline answers of a pairwise-judged benchmark, per category.")
     paper: PaperResult | None = None
 
 

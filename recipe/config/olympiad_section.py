@@ -32,8 +32,9 @@ class ProofGradingSection(_S):
     judge_samples: int = Field(64, ge=1, description="Grading attempts per proof.")
     aggregation: Literal["zero_if_any_zero", "mean"] = Field(
         "zero_if_any_zero", description="zero_if_any_zero: 0 if any grade is 0, else the mean (EVAL.md §4); mean: plain mean.")
-    invalid_grade: Literal["skip", "zero"] = Field("skip", description="A judge reply without <points>: skipped "
-                                                                        "(counted) or graded 0.")
+    invalid_grade: Literal["skip", "zero"] = Field("zero", description="A judge reply without <points> (or a failed "
+                                                   "request): graded 0 (EVAL.md §4), or skipped (counted); a proof no "
+                                                   "reply graded scores 0 either way.")
     judge: JudgeSampling = Field(default_factory=JudgeSampling)
 
 

@@ -85,16 +85,28 @@ def benchmark_source(name: str, cfg):
 def configure_judge(cfg, *, judge_endpoint: str | None, judge_model: str | None, server: str = "vllm",
                     concurrency: int = 8, timeout_s: float = 600.0) -> None:
     """ArenaHard: the pairwise judge (an OpenAI-compatible endpoint, T 0, 16000 tokens as arena-hard v2's config)
-    and the baseline answers (``benchmarks.suites.arena_hard_v2.baseline``). ``SourceUnavailable`` without them."""
+    and each category's baseline answers (``benchmarks.suites.arena_hard_v2.baselines``). ``SourceUnavailable``
+    without a judge or without any baseline; a category whose baseline cannot be had is left out before generation
+    (``arena_hard.rows_with_baselines``)."""
     from recipe.eval.benchmarks import arena_hard
     from recipe.eval.backends.openai_client import OpenAIChatClient
     if not (judge_endpoint and judge_model):
         raise SourceUnavailable("arena_hard_v2 needs a judge: --judge-endpoint and --judge-model (paper: gpt-4.1)")
     entry = cfg.benchmarks.suites.get("arena_hard_v2")
-    if entry is None or entry.baseline is None:
+    if entry is None or not entry.baselines:
         from recipe.eval.paper_values import profile_benchmarks
         entry = profile_benchmarks("paper").suites["arena_hard_v2"]
-    rows, _ = load_rows(entry.baseline, _mirror(cfg), allow_hub=cfg.benchmarks.allow_hub)
+    answers: dict[str, str] = {}
+    missing = []
+    for category, source in entry.baselines.items():
+        try:
+            rows, _ = load_rows(source, _mirror(cfg), allow_hub=cfg.benchmarks.allow_hub)
+        except SourceUnavailable as e:
+            missing.append(f"{category}: {e}")
+            continue
+        answers.update(arena_hard.baselines_from_answer_rows(rows))
+    if not answers:
+        raise SourceUnavailable("arena_hard_v2: no baseline answers could be loaded (" + "; ".join(missing) + ")")
     client = OpenAIChatClient(judge_endpoint, judge_model, concurrency=concurrency, timeout_s=timeout_s,
                               extended_sampling=server == "vllm")
     knobs = SamplingParams(temperature=0.0, top_p=1.0, max_tokens=16000, thinking=False)
@@ -103,7 +115,7 @@ def configure_judge(cfg, *, judge_endpoint: str | None, judge_model: str | None,
         g = client.chat([{"role": "system", "content": system}, {"role": "user", "content": user}], knobs)
         return "" if g.error else g.content
 
-    arena_hard.configure(judge=judge, judge_name=judge_model, baselines=arena_hard.baselines_from_answer_rows(rows))
+    arena_hard.configure(judge=judge, judge_name=judge_model, baselines=answers)
 
 
 def suite_rows(name: str, cfg, *, run=None, limit: int | None = None) -> tuple[list[dict], dict]:
@@ -173,6 +185,13 @@ def evaluate(suites: Iterable[str], *, out: str | Path, run_id: str | None = Non
                 configure_judge(cfg, judge_endpoint=judge_endpoint, judge_model=judge_model, server=server,
                                 concurrency=concurrency, timeout_s=timeout_s)
             rows, prov = suite_rows(name, cfg, run=run, limit=limit)
+            if name == "arena_hard_v2":  # a category without its baseline is left out now, not after generation
+                from recipe.eval.benchmarks.arena_hard import rows_with_baselines
+                rows, left_out = rows_with_baselines(rows)
+                if left_out:
+                    prov["left_out"] = left_out
+                if not rows:
+                    raise SourceUnavailable(f"arena_hard_v2: no row has a baseline answer ({left_out})")
         except SourceUnavailable as e:
             results[name] = {"suite": name, "unavailable": str(e)}
             continue

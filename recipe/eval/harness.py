@@ -3,8 +3,11 @@
 Layout of ``out_dir`` (one folder per suite):
 - ``samples.jsonl`` -- the sample cache: one line per generated (item, sample), appended and flushed as each one
   finishes (for an episode suite, one line per finished episode: its turns and outcome). A re-run (after a kill, or with a larger k) reuses every line whose fingerprint (backend identity +
-  sampling knobs) and prompt hash match and generates only what is missing. Failed requests are not cached.
+  sampling knobs) and prompt hash match and generates only what is missing. Failed requests are not cached: a run
+  scores them 0 (``request_failed``, in the denominator) and is ``complete: false``; a re-run retries them.
 - ``items.jsonl`` -- per item: id, per-sample verdicts (score, extracted answer, reason), finish reasons, usage.
+  A generation cut at the length limit before its reasoning closed is no answer (``truncated``,
+  ``recipe.eval.thinking``).
 - ``results.json`` -- the summary (``summarize_verdicts``) plus every setting that produced it.
 """
 from __future__ import annotations
@@ -21,6 +24,8 @@ from recipe.eval.backends.base import Backend, Generation, Job
 from recipe.eval.benchmarks.registry import Suite, Verdict
 from recipe.eval.metrics import avg_at_k, pass_at_ks
 from recipe.eval.sampling import SamplingParams
+from recipe.eval.thinking import unfinished
+from recipe.rewards.extract import THINK_OPEN
 
 SAMPLES, ITEMS, RESULTS = "samples.jsonl", "items.jsonl", "results.json"
 _IDENTITY_KEYS = ("backend", "model", "model_sha256", "model_revision", "endpoint")
@@ -115,15 +120,34 @@ def generate_samples(suite: Suite, rows: list[dict], backend: Backend, sampling:
             except EndpointUnavailable as e:
                 raise EndpointUnavailable(f"{e} This run cached {written} new sample(s) ({reused} reused) of "
                                           f"{len(jobs) + reused} in {cache_path}.") from None
-    done = {i: [g for g in gs if g is not None] for i, gs in gens.items()}
+    # a failed request stays in its slot as an error generation: scored 0 (request_failed), never dropped
+    done = {i: [g if g is not None else Generation("", error="request failed") for g in gs] for i, gs in gens.items()}
     stats = {"generated": len(jobs) - errors, "reused_from_cache": reused, "failed_requests": errors,
              "generation_wall_s": round(time.monotonic() - t0, 2), "fingerprint": fp, "first_error": first_error}
     return done, stats
 
 
-def score_samples(suite: Suite, rows_by_id: dict[str, dict], responses: dict[str, list[Any]],
-                  thinking: bool) -> dict[str, list[Verdict]]:
-    return {iid: [suite.score(rows_by_id[iid], r, thinking) for r in rs] for iid, rs in responses.items()}
+def no_answer_verdict(suite: Suite, row: dict, reason: str) -> Verdict:
+    """Score 0 and no answer, with the suite's own fields: its scorer grades reasoning that never closed."""
+    v = suite.score(row, THINK_OPEN, True) if suite.play is None else {}
+    return {**v, "score": 0.0, "no_answer": True, "reason": reason}
+
+
+def score_one(suite: Suite, row: dict, response: Any, thinking: bool | None,
+              finish_reason: str | None = None) -> Verdict:
+    if suite.play is None and unfinished(response, finish_reason, thinking):
+        return {**no_answer_verdict(suite, row, "truncated"), "truncated": True}
+    return suite.score(row, response, thinking)
+
+
+def score_generations(suite: Suite, rows_by_id: dict[str, dict], gens: dict[str, list[Generation]],
+                      thinking: bool) -> dict[str, list[Verdict]]:
+    """One verdict per generation: a failed request scores 0 (``request_failed``)."""
+    def one(row, g):
+        if g.error:
+            return {**no_answer_verdict(suite, row, "request_failed"), "request_failed": True}
+        return score_one(suite, row, g.episode if suite.play else g.response(), thinking, g.finish_reason)
+    return {iid: [one(rows_by_id[iid], g) for g in gs] for iid, gs in gens.items()}
 
 
 def summarize_verdicts(suite: Suite, verdicts: dict[str, list[Verdict]], finish: dict[str, list[str | None]] | None = None) -> dict:
@@ -133,7 +157,9 @@ def summarize_verdicts(suite: Suite, verdicts: dict[str, list[Verdict]], finish:
     flat = [x for v in scored.values() for x in v]
     out = {"suite": suite.name, "metric": suite.metric, **avg_at_k(per_item), **pass_at_ks(per_item),
            "samples": len(flat),
-           "no_answer_rate": round(100 * mean(bool(x.get("no_answer")) for x in flat), 4) if flat else None}
+           "no_answer_rate": round(100 * mean(bool(x.get("no_answer")) for x in flat), 4) if flat else None,
+           "truncated_no_answer": sum(1 for x in flat if x.get("truncated")),
+           "failed_samples": sum(1 for x in flat if x.get("request_failed"))}
     if finish is not None:
         fr = [f for i in scored for f in finish.get(i, [])]
         out["truncation_rate"] = round(100 * mean(f == "length" for f in fr), 4) if fr else None
@@ -176,12 +202,12 @@ def evaluate_suite(suite: Suite, rows: Iterable[dict], backend: Backend, samplin
     if len(rows_by_id) != len(rows):
         raise ValueError(f"suite {suite.name}: duplicate item ids in the rows")
     gens, gstats = generate_samples(suite, rows, backend, sampling, out_dir, progress=progress)
-    verdicts = score_samples(suite, rows_by_id, {i: [g.episode if suite.play else g.response() for g in gs]
-                                                 for i, gs in gens.items()}, sampling.thinking)
-    summary = summarize_verdicts(suite, verdicts, {i: [g.finish_reason for g in gs] for i, gs in gens.items()})
+    verdicts = score_generations(suite, rows_by_id, gens, sampling.thinking)
+    summary = summarize_verdicts(suite, verdicts, {i: [g.finish_reason for g in gs if not g.error]
+                                                   for i, gs in gens.items()})
     write_items(out_dir / ITEMS, verdicts, gens)
-    complete = all(len(g) == sampling.k for g in gens.values())
-    results = {**summary, "complete": complete, "n_items_requested": len(rows),
+    complete = all(len(g) == sampling.k and not any(x.error for x in g) for g in gens.values())
+    results = {**summary, "complete": complete, "n_items_requested": len(rows), "k_requested": sampling.k,
                "settings": {**backend.describe(), "sampling": sampling.model_dump(), "seed": sampling.seed,
                             "judge": suite.judge, "scorer": f"{suite.name}@{suite.scorer_version}",
                             "scorer_version": suite.scorer_version, "source": source or {}, **(extra_settings or {})},

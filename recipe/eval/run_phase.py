@@ -48,7 +48,7 @@ def run_eval_phase(run, cfg, stage: str, console: Console = console) -> dict:
                "real_slice_note": "first N rows of each real benchmark: a smoke test of the harness, not a score",
                "suites": {n: ({"unavailable": r["unavailable"]} if "unavailable" in r else
                               {k: r.get(k) for k in ("score", "stderr", "ci95", "n", "k", "no_answer_rate",
-                                                     "truncation_rate")}) for n, r in results.items()}}
+                                                     "truncation_rate", "complete")}) for n, r in results.items()}}
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     print_table(format_results_table(results), console)
     console.print(f"real-benchmark rows are a slice ({', '.join(f'{k}: {v}' for k, v in ep.real_suites.items())} rows):"

@@ -3,6 +3,8 @@
 Input: JSONL, one sample per line = the benchmark's own row fields plus ``response`` (text, or a chat message with
 ``reasoning_content``); optional ``finish_reason`` and ``thinking`` (how that response was generated: ``on``/``true``,
 ``off``/``false`` or ``auto``; default the command's ``--thinking``, itself ``auto`` -- see ``recipe.eval.thinking``).
+A line with ``finish_reason: length`` whose reasoning never closed is no answer in every mode but off (``truncated``).
+Items with different sample counts make the summary ``complete: false``.
 Several lines with the same item id are that item's k samples.
 Lines are split on ``\\n`` only (benchmark text may hold U+2028, which ``str.splitlines`` would split on).
 A malformed line (not JSON, not an object, missing fields, a field the scorer cannot read, an instruction id no
@@ -16,7 +18,7 @@ import json
 from pathlib import Path
 
 from recipe.eval.benchmarks.registry import RowError, get_suite
-from recipe.eval.harness import ITEMS, summarize_verdicts, write_items
+from recipe.eval.harness import ITEMS, score_one, summarize_verdicts, write_items
 from recipe.eval.thinking import thinking_flag, thinking_name
 from recipe.runs.hashing import sha256_file
 
@@ -79,7 +81,7 @@ def score_responses(suite_name: str, responses: Path, out_dir: Path, thinking: b
                 mode = thinking_flag(row["thinking"]) if "thinking" in row else thinking
             except ValueError as e:
                 raise RowError(f"field {e}") from None
-            v = suite.score(row, row["response"], mode)
+            v = score_one(suite, row, row["response"], mode, row.get("finish_reason"))
         except RowError as e:
             malformed.append({"line": no, "kind": "row", "error": str(e)})
             continue
@@ -89,7 +91,8 @@ def score_responses(suite_name: str, responses: Path, out_dir: Path, thinking: b
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     summary = summarize_verdicts(suite, verdicts, finish if any(f for fs in finish.values() for f in fs) else None)
-    summary.update({"responses_file": str(responses), "responses_sha256": sha256_file(responses),
+    summary.update({"complete": "unequal_k" not in summary,
+                    "responses_file": str(responses), "responses_sha256": sha256_file(responses),
                     "lines_scored": sum(len(v) for v in verdicts.values()), "malformed": malformed,
                     "settings": {"scorer": f"{suite.name}@{suite.scorer_version}", "scorer_version": suite.scorer_version,
                                  "judge": suite.judge, "backend": "external responses",

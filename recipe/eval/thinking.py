@@ -6,10 +6,17 @@ graded) or ``None`` (auto, for responses from any system: a closed think block i
 closed is no answer, and a text without any think tag is the answer whole). Generation by the project knows its own
 mode and passes ``True``/``False``; ``recipe eval score`` defaults to auto. The rules live in
 ``recipe.rewards.extract.parse_response``; this module maps the three spellings onto them.
+
+Unfinished is not an answer (EVAL.md §3 rule 1; NeMo-Skills ``remove_thinking``): a generation cut at the length
+limit (``finish_reason`` ``length``) whose reasoning never closed is no answer in every mode but off, even when it
+carries no think tag at all (a chat template that opens ``<think>`` in the prompt leaves none in the text), so a
+``\\boxed`` written mid-reasoning is never graded.
 """
 from __future__ import annotations
 
 from typing import Any
+
+from recipe.rewards.extract import THINK_CLOSE, BadResponse, parse_response
 
 THINKING_MODES = ("auto", "on", "off")
 _FLAG = {"auto": None, "on": True, "off": False}
@@ -31,3 +38,15 @@ def thinking_name(flag: bool | None) -> str:
 def parse_mode(flag: bool | None) -> str:
     """The ``parse_response`` mode for a thinking flag."""
     return {None: "auto", True: "thinking", False: "off"}[flag]
+
+
+def unfinished(response: Any, finish_reason: str | None, flag: bool | None) -> bool:
+    """True when the generation hit the length limit before its reasoning closed and the mode is not off."""
+    if flag is False or finish_reason != "length":
+        return False
+    try:
+        parsed = parse_response(response, "auto")
+    except BadResponse:
+        return False  # the scorer reports the shape
+    split_and_answered = bool(parsed.reasoning) and bool((parsed.answer or "").strip())  # a parser saw it close
+    return THINK_CLOSE not in parsed.full_text and not split_and_answered

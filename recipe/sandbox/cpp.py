@@ -8,12 +8,13 @@
   (testlib style).
 - Without a checker the output is compared token by token (``compare="tokens"``, the Codeforces ``wcmp``
   standard checker) or line by line (``compare="lines"``: trailing spaces and final blank lines ignored,
-  as NeMo-Gym code_gen does).
+  as NeMo-Gym code_gen does), or by a caller's own ``compare(got, expected) -> bool``.
 Python solutions use the same test loop with ``python3 main.py``.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 from recipe.sandbox.runner import Session
 from recipe.sandbox.types import Limits, Verdict
@@ -83,10 +84,10 @@ class SuiteResult:
 
 def run_suite(source: str, tests: list[dict], *, language: str = "cpp", limits: Limits | None = None,
               checker: str | None = None, stop_on_failure: bool = True, unsafe_no_isolation: bool = False,
-              compare: str = "tokens") -> SuiteResult:
+              compare: str | Callable[[str, str], bool] = "tokens") -> SuiteResult:
     """Build ``source`` once, then run every ``{"input", "output"}`` test in its own fresh sandbox run."""
     lim = limits or Limits()
-    equal = COMPARATORS[compare]
+    equal = compare if callable(compare) else COMPARATORS[compare]
     with Session(lim, unsafe_no_isolation=unsafe_no_isolation) as s:
         if language == "cpp":
             v = compile_cpp(s, source)

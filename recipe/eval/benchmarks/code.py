@@ -5,9 +5,10 @@ pass@1 averaged over k (avg@k) is the score (EVAL.md §2: v6 2408-2505, avg@8, T
 Row fields: ``question_id``, ``question_content``, ``starter_code``, ``public_test_cases`` and ``private_test_cases``
 (JSON lists of ``{input, output, testtype}``, ``testtype`` ``stdin`` or ``functional``), ``metadata`` (JSON; functional
 problems name ``func_name``). Private tests may be a JSON string or base64(zlib(JSON)); LCB's upstream
-pickle-encoded form is refused (never unpickled) with a message saying so. ``stdin`` tests compare whitespace tokens
-(6 s/test, 1 GiB, LCB defaults); ``functional`` tests call ``Solution().<func_name>(*args)`` with one JSON argument per
-input line and compare the JSON result. Extraction: the last ```python block after ``</think>``.
+pickle-encoded form is refused (never unpickled) with a message saying so. Programs run as LCB's own runner runs them
+(``lcb_grading``: its import prelude and recursion limit, functional answers compared as Python values, stdin output
+line by line then as decimals), 6 s/test and 1 GiB (LCB defaults). Extraction: the last ```python block after
+``</think>``.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import json
 import zlib
 from typing import Any
 
+from recipe.eval.benchmarks import lcb_grading
 from recipe.eval.benchmarks.registry import RowError, Suite, register_suite
 from recipe.eval.sampling import SamplingParams
 from recipe.rewards.code import extract_code
@@ -25,14 +27,6 @@ SYSTEM = "You are a helpful and harmless assistant.\n\nYou are not allowed to us
 USER = ("{question_content}{starter_code}\n\nWrite Python code to solve the problem. Please place the solution code in "
         "the following format:\n```python\n# Your solution code here\n```")  # NeMo-Gym cascade.yaml (fixture README)
 TIME_LIMIT_S, MEMORY_MB = 6.0, 1024
-
-_DRIVER = '''
-
-if __name__ == "__main__":
-    import json as _json, sys as _sys
-    _args = [_json.loads(_l) for _l in _sys.stdin.read().split("\\n") if _l.strip()]
-    print(_json.dumps(getattr(Solution(), {func!r})(*_args)))
-'''
 
 
 def decode_tests(value: Any, field: str) -> list[dict]:
@@ -77,9 +71,11 @@ def run_tests(code: str, tests: list[dict], func: str | None) -> tuple[int, list
     from recipe.sandbox import Limits
     from recipe.sandbox.cpp import run_suite
     if func:
-        code = code + _DRIVER.format(func=func)
-        tests = [{"input": t["input"], "output": json.dumps(json.loads(t["output"]))} for t in tests]
-    res = run_suite(code, tests, language="python", limits=Limits(time_limit_s=TIME_LIMIT_S, memory_mb=MEMORY_MB))
+        program, equal = lcb_grading.functional_program(code, func), lcb_grading.functional_equal
+    else:
+        program, equal = lcb_grading.stdin_program(code), lcb_grading.stdin_equal
+    limits = Limits(time_limit_s=TIME_LIMIT_S, memory_mb=MEMORY_MB, stdout_limit_bytes=lcb_grading.stdout_cap(tests))
+    res = run_suite(program, tests, language="python", limits=limits, compare=equal)
     statuses = [t.status for t in res.tests]
     return sum(1 for t in res.tests if t.passed), statuses
 
@@ -115,4 +111,4 @@ register_suite(Suite(
     id_field="question_id", required_fields=("question_content", "public_test_cases", "private_test_cases"),
     messages=lcb_messages, score=score_lcb, metric="pass@1 (avg@k)",
     defaults=SamplingParams(temperature=1.0, top_p=0.95, max_tokens=131072, thinking=True, k=8),
-    scorer_version="lcb-1"))
+    scorer_version="lcb-2"))

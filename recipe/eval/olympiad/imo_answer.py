@@ -16,6 +16,9 @@ it is correct without a judge call; otherwise the judge gets the benchmark's
 prompt with ``{problem}``, ``{predicted_answer}`` (the visible solution) and ``{expected_answer}`` and its verdict is
 the last ``\\boxed{Correct}`` / ``\\boxed{Incorrect}`` after ``</thinking>``. A judge reply without a verdict, or a
 failed request, is recorded as ``judge_invalid`` (scored incorrect, counted separately).
+
+The score is over every problem of the benchmark (EVAL.md §4): a problem without responses scores 0 and is counted
+(``n_missing``, ``missing_problems``); rows excluded as malformed are listed, not counted.
 """
 from __future__ import annotations
 
@@ -135,7 +138,8 @@ def grade_response(row: dict, response: Any, judge: ChatModel | None, prompt: Pr
 def score_answerbench(bench: AnswerBench, responses: dict[str, list[Any]], judge: ChatModel | None,
                       prompt: PromptTemplate | None, *, thinking: bool | None = True, precheck: bool = True,
                       judge_sampling: dict | None = None, modes: dict[str, list[bool | None]] | None = None) -> dict:
-    """avg@k ± SE over problems. ``responses``: Problem ID → its k responses (same k for every problem);
+    """avg@k ± SE over every problem of ``bench`` (a missing one is 0). ``responses``: Problem ID → its k responses
+    (same k for every problem);
     ``modes``: Problem ID → each response's own thinking flag (else ``thinking`` for all)."""
     by_id = {r["Problem ID"]: r for r in bench.rows}
     malformed_ids = {b["id"] for b in bench.malformed}
@@ -147,8 +151,12 @@ def score_answerbench(bench: AnswerBench, responses: dict[str, list[Any]], judge
         raise ValueError(f"every problem needs the same number of samples k, got {sorted(ks)}")
     items, per_problem = [], []
     counts = {"precheck": 0, "judge": 0, "judge_invalid": 0, "no_answer": 0, "bad_response": 0}
-    for pid, resps in responses.items():
-        if pid not in by_id:
+    for pid, row in by_id.items():  # every problem of the benchmark, in its order
+        resps = responses.get(pid)
+        if not resps:
+            per_problem.append(0.0)
+            items.append({"id": pid, "category": row["Category"], "gold": row["Short Answer"], "accuracy": 0.0,
+                          "samples": [], "missing": True})
             continue
         own = (modes or {}).get(pid) or [thinking] * len(resps)
         grades = [grade_response(by_id[pid], r, judge, prompt, thinking=m, precheck=precheck,
@@ -166,7 +174,8 @@ def score_answerbench(bench: AnswerBench, responses: dict[str, list[Any]], judge
         "accuracy": stat["mean"], "se": stat["se"], "ci95": stat["ci95"], "n": stat["n"], "k": next(iter(ks), 0),
         "by_category": {c: v for c, v in by_cat.items() if v["n"]},
         "grading": counts, "judge_calls": counts["judge"] + counts["judge_invalid"],
-        "missing_problems": sorted(set(by_id) - set(responses)),
+        "missing_problems": [i for i in by_id if not responses.get(i)],
+        "n_missing": sum(1 for i in by_id if not responses.get(i)),
         "malformed_rows": [{"id": b["id"], "reasons": b["reasons"]} for b in bench.malformed],
         "excluded_malformed_with_responses": sorted(malformed_ids & set(responses)),
         "judge_prompt": None if prompt is None else {"source": prompt.source, "sha256": prompt.sha256},

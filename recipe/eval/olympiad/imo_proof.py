@@ -6,8 +6,12 @@ The judge prompt is the benchmark's (loaded at run time, e.g. the fixtures' NVID
 block. Aggregation over the judge samples of one proof is a named option:
 - ``zero_if_any_zero`` (EVAL.md §4, the paper's rule): 0 if any grade is 0, otherwise the mean;
 - ``mean``: the plain mean (over-rates proofs a few graders reject: 73.8 vs human 61.9 in EVAL.md's calibration).
-Grades without a ``<points>`` block are ``invalid``: skipped (and counted) or graded 0, per config. A proof whose
-reasoning never ended (no ``</think>``) is empty and gets 0 without a judge call. Every grade is kept.
+Grades without a ``<points>`` block (or a failed judge request) are ``invalid``: skipped (and counted) or graded 0,
+per config (the paper profile: 0). A proof whose reasoning never ended (no ``</think>``) is empty and gets 0 without a
+judge call. Every grade is kept.
+
+The score is over every problem of the benchmark (EVAL.md §4): a problem without a proof scores 0
+(``missing_problems``), and so does a proof no judge reply could grade (``ungraded``); both are counted.
 """
 from __future__ import annotations
 
@@ -100,31 +104,42 @@ def score_proofbench(rows: list[dict], proofs: dict[str, Any], judge: ChatModel,
                      samples: int, aggregation: str = "zero_if_any_zero", invalid_grade: str = "skip",
                      thinking: bool | None = True, judge_sampling: dict | None = None,
                      on_item: Callable[[dict], None] | None = None) -> dict:
-    """``proofs``: Problem ID → the final proof (response text or message). Score = mean of score/7 (%) ± SE."""
+    """``proofs``: Problem ID → the final proof (response text or message). Score = mean of score/7 (%) ± SE over
+    every problem in ``rows`` (a missing or ungraded one is 0)."""
     by_id = {r["Problem ID"]: r for r in rows}
     unknown = [p for p in proofs if p not in by_id]
     if unknown:
         raise ValueError(f"proofs for problems not in the benchmark: {unknown[:5]}")
     items = []
-    for pid, resp in proofs.items():
-        proof = visible_proof(resp, thinking)
-        g = grade_proof(by_id[pid], proof, judge, prompt, samples=samples, aggregation=aggregation,
-                        invalid_grade=invalid_grade, judge_sampling=judge_sampling)
-        item = {"id": pid, "level": "Basic" if "Basic" in pid else "Advanced", "proof": proof} | g
+    for pid in by_id:  # every problem of the benchmark, in its order
+        level = "Basic" if "Basic" in pid else "Advanced"
+        if pid not in proofs:
+            item = {"id": pid, "level": level, "proof": None, "score": 0.0, "grades": [], "invalid": 0,
+                    "judge_calls": 0, "aggregation": aggregation, "missing": True, "detail": "no proof: 0"}
+        else:
+            proof = visible_proof(proofs[pid], thinking)
+            g = grade_proof(by_id[pid], proof, judge, prompt, samples=samples, aggregation=aggregation,
+                            invalid_grade=invalid_grade, judge_sampling=judge_sampling)
+            item = {"id": pid, "level": level, "proof": proof} | g
+            if item["score"] is None:  # no judge reply carried a grade: 0, counted
+                item |= {"score": 0.0, "ungraded": True}
         items.append(item)
         if on_item:
             on_item(item)
-    graded = [it for it in items if it["score"] is not None]
 
     def pct(its):
         return mean_se(100 * it["score"] / 7 for it in its)
 
-    total = pct(graded)
+    total = pct(items)
+    missing = [it["id"] for it in items if it.get("missing")]
+    ungraded = [it["id"] for it in items if it.get("ungraded")]
     return {"benchmark": "imo-proofbench", "aggregation": aggregation, "judge_samples": samples,
+            "invalid_grade": invalid_grade,
             "score": total["mean"], "se": total["se"], "ci95": total["ci95"], "n": total["n"],
-            "points_mean": None if not graded else sum(it["score"] for it in graded) / len(graded),
-            "by_level": {lv: pct([it for it in graded if it["level"] == lv]) for lv in ("Basic", "Advanced")},
-            "ungraded": [it["id"] for it in items if it["score"] is None],
+            "points_mean": None if not items else sum(it["score"] for it in items) / len(items),
+            "by_level": {lv: pct([it for it in items if it["level"] == lv]) for lv in ("Basic", "Advanced")},
+            "ungraded": ungraded, "n_ungraded": len(ungraded),
+            "proofs_with_invalid_grades": sum(1 for it in items if it["invalid"]),
             "invalid_grades": sum(it["invalid"] for it in items), "judge_calls": sum(it["judge_calls"] for it in items),
-            "missing_problems": sorted(set(by_id) - set(proofs)),
+            "missing_problems": missing, "n_missing": len(missing),
             "judge_prompt": {"source": prompt.source, "sha256": prompt.sha256}, "items": items}

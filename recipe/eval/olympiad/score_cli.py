@@ -109,6 +109,15 @@ def as_response(row: dict) -> Any:
     return resp
 
 
+def unless_unfinished(row: dict, response: Any, mode: bool | None) -> tuple[Any, bool | None]:
+    """A line cut at the length limit before its reasoning closed (``finish_reason: length``) is no answer in every
+    mode but off (``recipe.eval.thinking.unfinished``): it is graded as reasoning that never ended."""
+    from recipe.eval.thinking import unfinished
+    if unfinished(row["response"], row.get("finish_reason"), mode):
+        return "<think>", True
+    return response, mode
+
+
 def default_thinking(args) -> bool | None:
     """The thinking flag of lines without their own: ``--thinking``, else ``--no-thinking`` (off), else auto."""
     from recipe.eval.thinking import thinking_flag
@@ -215,8 +224,9 @@ def score_imo_answer(args, responses: str | None, out: Path, cfg) -> dict:
     modes: dict[str, list] = {}
     default = default_thinking(args)
     for row in _read_responses(responses):
-        grouped.setdefault(str(row["Problem ID"]), []).append(row["response"])
-        modes.setdefault(str(row["Problem ID"]), []).append(row_thinking(row, default))
+        resp, mode = unless_unfinished(row, row["response"], row_thinking(row, default))
+        grouped.setdefault(str(row["Problem ID"]), []).append(resp)
+        modes.setdefault(str(row["Problem ID"]), []).append(mode)
     judge = _LazyJudge(args.judge_endpoint, args.judge_model or c.judge_model, args.judge_api_key_env, c.judge.model_dump(),
                        args.judge_server)
     res = score_answerbench(bench, grouped, judge, load_prompt(args.judge_prompt, JUDGE_FIELDS),
@@ -237,7 +247,8 @@ def score_imo_proof(args, responses: str | None, out: Path, cfg) -> dict:
     for row in _read_responses(responses):
         if str(row["Problem ID"]) in proofs:
             raise ValueError(f"two final proofs for {row['Problem ID']}: give one per problem")
-        proofs[str(row["Problem ID"])] = as_response(row)
+        mode = False if row.get("thinking") is False else default_thinking(args)
+        proofs[str(row["Problem ID"])] = unless_unfinished(row, as_response(row), mode)[0]
     judge = _LazyJudge(args.judge_endpoint, args.judge_model or c.judge_model, args.judge_api_key_env, c.judge.model_dump(),
                        args.judge_server)
     out.mkdir(parents=True, exist_ok=True)

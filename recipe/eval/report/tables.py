@@ -3,7 +3,9 @@
 The paper's values and settings live once in the paper profile (``benchmarks.suites.<name>.paper``). For every
 benchmark the comparison shows our score ± SE with n and k, the paper's value, both settings (k, max tokens,
 temperature / top-p, mode, judge) and flags each setting that differs -- numbers under different settings are not
-the same measurement. Benchmarks without a result of ours, or without a paper value, are listed as such.
+the same measurement. Benchmarks without a result of ours, or without a paper value, are listed as such. A score with
+fewer samples than asked (failed requests scored 0, or items short of k) is marked incomplete in every table and is
+never set beside the paper's value as a comparable number.
 """
 from __future__ import annotations
 
@@ -29,6 +31,18 @@ def collect_results(paths) -> dict[str, dict]:
     return out
 
 
+def incomplete_note(r: dict) -> str | None:
+    """Why a result is not a full measurement, or None when it is."""
+    if r.get("complete", True):
+        return None
+    parts = [f"{r['failed_samples']} failed request(s) scored 0"] if r.get("failed_samples") else []
+    if r.get("unequal_k"):
+        parts.append(f"samples per item {r['unequal_k']}")
+    if r.get("n_items_requested") not in (None, r.get("n")):
+        parts.append(f"{r.get('n')} of {r['n_items_requested']} items")
+    return "incomplete" + (f": {'; '.join(parts)}" if parts else "")
+
+
 def our_settings(r: dict) -> dict:
     s = r.get("settings", {})
     samp = s.get("sampling", {})
@@ -51,6 +65,7 @@ def paper_comparison(results: dict[str, dict], profile: str = "paper") -> list[d
         rows.append({"benchmark": name,
                      "ours": None if not ours else {"score": r.get("score"), "stderr": r.get("stderr"), "n": r.get("n"),
                                                     "k": r.get("k"), "complete": r.get("complete", True),
+                                                    "incomplete": incomplete_note(r), "note": r.get("score_note"),
                                                     "limited": bool(r.get("settings", {}).get("source", {}).get("limit"))},
                      "unavailable": r.get("unavailable") if r else None,
                      "paper": None if not paper else {"value": paper.value, "metric": paper.metric,
@@ -74,13 +89,18 @@ def print_comparison(rows: list[dict], console) -> None:
     for r in rows:
         o = r["ours"]
         if o:
-            ours = f"{o['score']:.1f} ± {o['stderr']:.1f} (n={o['n']})" if o["score"] is not None else "no items"
+            ours = f"{o['score']:.1f} ± {o['stderr']:.1f} (n={o['n']})" if o["score"] is not None else \
+                ("no score: " + o["note"] if o.get("note") else "no items")
             if o["limited"]:
                 ours += " [slice: not a score]"
+            if o.get("incomplete"):
+                ours = f"[red]{o['incomplete']}: not comparable[/] ({ours})"
         else:
             ours = "unavailable" if r["unavailable"] else "not run"
         paper = f"{r['paper']['value']} ({r['paper']['metric']})" if r["paper"] else "not reported"
         diff = ", ".join(r["differs"]) if r["differs"] else ("-" if not (o and r["paper"]) else "same")
+        if o and o.get("incomplete") and r["paper"]:
+            diff = "incomplete" + (f", {diff}" if r["differs"] else "")
         t.add_row(r["benchmark"], ours, paper, _fmt_settings(r["our_settings"]), _fmt_settings(r["paper_settings"]),
                   f"[yellow]{diff}[/]" if r["differs"] else diff)
     print_table(t, console)
@@ -101,6 +121,8 @@ def format_results_table(results: dict[str, dict]) -> Table:
 
         def f(x):
             return "" if x is None else f"{x:.1f}"
-        t.add_row(name, f(r.get("score")), f(r.get("stderr")), str(r.get("n")), str(r.get("k")), pk,
+        note = incomplete_note(r)
+        score = f(r.get("score")) + (f" [red]{note}[/]" if note else "")
+        t.add_row(name, score, f(r.get("stderr")), str(r.get("n")), str(r.get("k")), pk,
                   f(r.get("no_answer_rate")), f(r.get("truncation_rate")))
     return t
