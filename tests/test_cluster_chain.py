@@ -20,8 +20,8 @@ from recipe.config import STAGE_PLAN, load_config
 from recipe.runs.layout import RunDir
 
 HUB_DL = "hub.download_dir=" + str(__import__("pathlib").Path(__file__).parent / "fixtures/cluster/hub_downloads")  # stand-in released tokenizer download
-OVERRIDES = [HUB_DL, "swe_rl.agentic.steps=100", "cluster.account=acct", "cluster.partition=batch",
-             "cluster.swe_container_formatter=docker://x/{instance_id}",
+OVERRIDES = [HUB_DL, "swe_rl.agentic.steps=100", "cluster.account=acct", "cluster.partition=batch", "cluster.hf_home=/shared/hf",
+             "cluster.swe_container_formatter=/shared/sif/{instance_id}.sif",
              "cluster.branches.rlhf_from_sft=/ckpt/rlhf_branch"]
 
 FAKE_SBATCH = r"""#!/usr/bin/env bash
@@ -68,16 +68,24 @@ def _dep(args: str) -> str | None:
 def test_all_stages_chain_with_afterok_and_a_selection_job(fake):
     cfg = load_config("paper", overrides=OVERRIDES)
     run = RunDir.for_id("chain")
-    jobs = submit_chain(cfg, run, render_kw={"allow_unpinned": True, "allow_dirty": True}, overrides=OVERRIDES)
+    jobs = submit_chain(cfg, run, render_kw={"allow_unpinned": True, "allow_dirty": True}, overrides=OVERRIDES,
+                        segments=1)
     calls = _calls(fake)
     names = [_name(a) for _, a in calls]
     assert names == ["sft", "if_rl", "multi_domain_rl", "rlhf_branch", "teacher_selection", "mopd", "rlhf",
                      "long_context_rl", "code_rl", "swe_rl_agentless", "swe_rl_agentic"]
     ids = [i for i, _ in calls]
+    by = dict(zip(names, ids))
     assert _dep(calls[0][1]) == "singleton"                          # the first stage waits for nothing else
-    for (prev_id, _), (_, args) in zip(calls, calls[1:]):
-        dep = _dep(args)
-        assert dep.endswith(f"afterok:{prev_id}"), (args, prev_id)   # every job waits for the one before
+    for (prev_id, prev), (_, args) in zip(calls, calls[1:]):
+        name = _name(args)
+        if name == "rlhf_branch":       # the RLHF teacher branch starts from SFT and waits for it only
+            assert _dep(args) == f"singleton,afterok:{by['sft']}", args
+        elif name == "teacher_selection":   # every teacher stage before MOPD, the branch included
+            want = ":".join(by[s] for s in ("sft", "if_rl", "multi_domain_rl", "rlhf_branch"))
+            assert _dep(args) == f"afterok:{want}", args
+        else:
+            assert _dep(args).endswith(f"afterok:{prev_id}"), (args, prev_id)   # the job before it
     sel = calls[names.index("teacher_selection")][1]
     assert "--nodes=1" in sel and "--gres" not in sel and "select-teachers" in sel and "--run-id chain" in sel
     assert "-s cluster.branches.rlhf_from_sft=/ckpt/rlhf_branch" in sel
@@ -104,7 +112,7 @@ def test_resume_and_range(fake, tmp_path):
     cli = CliRunner()
     slurm = [a for o in OVERRIDES for a in ("-s", o)]
     r = cli.invoke(app, ["submit", "--stage", "all", "--run-id", "resume", "--profile", "paper", *slurm,
-                         "--from", "rlhf", "--allow-unpinned", "--allow-dirty", "--submit"])
+                         "--from", "rlhf", "--allow-unpinned", "--allow-dirty", "--submit", "--segments", "1"])
     assert r.exit_code == 0, r.output
     names = [_name(a) for _, a in _calls(fake)]
     assert names == ["swe_rl_agentless", "swe_rl_agentic"]     # code_rl is done: the chain resumes after it
@@ -163,6 +171,11 @@ def test_dry_run_renders_validates_and_prints_the_sbatch_lines_it_would_submit(f
     planned = _planned(r.output)
     assert [j for j, _ in planned] == ["sft", "if_rl", "multi_domain_rl", "rlhf_branch", "teacher_selection", "mopd",
                                        "rlhf", "long_context_rl", "code_rl", "swe_rl_agentless", "swe_rl_agentic"]
+    deps = dict(planned)
+    assert "--dependency=singleton,afterok:$JOB_sft " in deps["rlhf_branch"]      # the branch needs SFT only
+    assert "--dependency=afterok:$JOB_sft:$JOB_if_rl:$JOB_multi_domain_rl:$JOB_rlhf_branch " in deps["teacher_selection"]
+    assert "--dependency=singleton,afterok:$JOB_teacher_selection " in deps["mopd"]
+    assert "--dependency=singleton,afterok:$JOB_swe_rl_agentless " in deps["swe_rl_agentic"]
     run = RunDir.for_id("dry")
     for stage in STAGE_PLAN:                                       # every job was rendered, MOPD with deferred teachers
         assert list((run.stage_dir(stage) / "cluster").glob("*.yaml")), stage
@@ -175,14 +188,19 @@ def test_dry_run_renders_validates_and_prints_the_sbatch_lines_it_would_submit(f
                                   "--submit"])
     assert r2.exit_code == 0, r2.output
     calls = _calls(fake)
-    assert len(calls) == len(planned)
-    ids = {}
-    for (jid, args), (job, line) in zip(calls, planned):
-        assert _name(args) == job
-        for name, i in ids.items():
-            line = line.replace(f"$JOB_{name}", i)
+    # each training job is submitted once per segment of its plan (steps x the profile's step time)
+    segs = dict(re.findall(r"^\[\d+/\d+\] \w+/(\w+): ok.*\n  (\d+) segment", r.output, re.M))
+    assert set(segs) == {j for j, _ in planned} - {"teacher_selection"}
+    assert int(segs["sft"]) > 1 and sum(map(int, segs.values())) + 1 == len(calls)
+    ids, i = {}, 0
+    for job, line in planned:
+        for name, jid in sorted(ids.items(), key=lambda kv: -len(kv[0])):
+            line = line.replace(f"$JOB_{name}", jid)
         line = line.replace('"$NEMO_RL_CHECKOUT/ray.sub"', shlex.quote(os.environ["NEMO_RL_CHECKOUT"] + "/ray.sub"))
-        assert " ".join(shlex.split(line)[1:]) == args, job
+        for _ in range(int(segs.get(job, 1))):
+            jid, args = calls[i]
+            assert _name(args) == job and " ".join(shlex.split(line)[1:]) == args, job
+            i += 1
         ids[job] = jid
 
 

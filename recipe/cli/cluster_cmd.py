@@ -95,12 +95,14 @@ def render(
                 tree = ReleaseTree.find()
                 if tree is None:
                     _fail("--check needs NeMo-RL's configs: export RECIPE_NEMO_RL_DIR=<clone at v0.7.0>")
-                problems = check_render(res.jobs, tree)
+                from recipe.cluster.startup import check_jobs
+
+                problems = check_render(res.jobs, tree) + check_jobs(res.jobs)
                 for p in problems:
                     console.print(f"[red]invalid:[/] {p}", markup=True)
                 if problems:
                     raise typer.Exit(1)
-                console.print(f"{s}: valid against {tree.root} and NeMo-Gym's parser rules")
+                console.print(f"{s}: valid against {tree.root}, NeMo-Gym's parser rules and the start-up rules")
     except typer.Exit:   # click's Exit is a RuntimeError: keep --check's own exit status
         raise
     except (*_ERRORS, ConfigError) as e:
@@ -118,7 +120,8 @@ def submit(
     input_model: Optional[str] = typer.Option(None, help="Start from this HF checkpoint (see render)."),
     from_stage: Optional[str] = typer.Option(None, "--from", help="--stage all: first stage of the chain."),
     until: Optional[str] = typer.Option(None, "--until", help="--stage all: last stage of the chain."),
-    segments: int = typer.Option(1, help="--stage all: 4-hour segments submitted per stage (singleton-chained)."),
+    segments: Optional[int] = typer.Option(None, help="--stage all: segments per stage (singleton-chained); default: "
+                                                       "each stage's steps x its estimated step time."),
     do_submit: bool = typer.Option(False, "--submit", help="Actually call sbatch (default: print the commands)."),
 ) -> None:
     """Render the stage, then submit its launch script(s) only with --submit. ``--stage all`` (or --from/--until)
@@ -164,7 +167,7 @@ def submit(
         _fail(str(e))
 
 
-def _chain_dry_run(cfg, run, *, from_stage, until, segments: int, profile: str, overrides: list[str],
+def _chain_dry_run(cfg, run, *, from_stage, until, segments: Optional[int], profile: str, overrides: list[str],
                    render_kw: dict) -> None:
     """Render and validate every job of the chain, print the sbatch lines in order; exit 1 if any is refused."""
     from recipe.cluster.chain import plan_chain
@@ -177,7 +180,8 @@ def _chain_dry_run(cfg, run, *, from_stage, until, segments: int, profile: str, 
                       overrides=overrides, tree=tree, gym=gym)
     echo = typer.echo   # plain output: sbatch lines must not be wrapped or read as markup
     echo(f"dry run of the chain for run {run.run_id} ({len(plan)} jobs; add --submit to submit). Job ids are shown "
-         f"as $JOB_<job>; each stage's launch script runs its sbatch line {segments} time(s) (SEGMENTS).")
+         f"as $JOB_<job>; each stage's launch script runs its sbatch line once per segment (SEGMENTS"
+         + (f"={segments} for every stage)." if segments else ", per stage below)."))
     echo(f"Gym configs from {gym.describe()}")
     if tree is None:
         echo("NOT CHECKED: NeMo-RL's MasterConfig rules (keys, inheritance, v0.7.0 types) need the release's configs: "
@@ -186,6 +190,8 @@ def _chain_dry_run(cfg, run, *, from_stage, until, segments: int, profile: str, 
         verdict = "REFUSED" if job.problems else "ok"
         echo(f"[{i}/{len(plan)}] {job.stage}/{job.job}: {verdict}"
              + (f" (checked: {'; '.join(job.checked)})" if job.checked else ""))
+        if job.segments:
+            echo(f"  {job.segments}")
         if job.launch:
             echo(f"  {job.launch}")
         if job.sbatch:

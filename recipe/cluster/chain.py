@@ -120,6 +120,7 @@ class PlannedJob:
     config: Optional[Path] = None
     problems: list[str] = field(default_factory=list)
     checked: list[str] = field(default_factory=list)   # which rule sets were applied
+    segments: str = ""                                  # how many segments, expected wall time
 
     @property
     def var(self) -> str:
@@ -127,7 +128,22 @@ class PlannedJob:
 
 
 def _dep_expr(var: Optional[str]) -> Optional[str]:
-    return f"afterok:${var}" if var else None
+    return f"afterok:{var}" if var else None
+
+
+def _after(stage: str, prev: Optional[str], last: dict[str, str], cfg) -> Optional[str]:
+    """What a stage's first job waits for: the job before it, except a side branch (``rlhf_branch``) that waits
+    only for its input stage (SFT) and the teacher selection, which waits for every chained stage before MOPD."""
+    if stage == "rlhf_branch":
+        return last.get(cfg.input_stage(stage))
+    if stage == SELECTION_JOB:
+        ids = [v for s, v in last.items() if s in STAGE_PLAN[:STAGE_PLAN.index("mopd")]]
+        return ":".join(dict.fromkeys(ids)) or None
+    return prev
+
+
+def _vars(ids: Optional[str]) -> Optional[str]:
+    return ":".join(f"$JOB_{i}" for i in ids.split(":")) if ids else None
 
 
 def plan_chain(cfg, run: RunDir, *, from_stage: Optional[str] = None, until: Optional[str] = None,
@@ -151,26 +167,31 @@ def plan_chain(cfg, run: RunDir, *, from_stage: Optional[str] = None, until: Opt
     stages = chain_stages(run, from_stage=from_stage, until=until)
     known = release_keys(tree) if tree is not None else None
     types = release_types(tree) if tree is not None else None
+    from recipe.cluster.startup import check_jobs
+
     out: list[PlannedJob] = []
     prev: Optional[str] = None
+    last: dict[str, str] = {}      # stage -> its last job's name ($JOB_<name>)
     for stage in stages:
         if stage == "mopd":
-            dep = _dep_expr(prev)
+            dep = _dep_expr(_vars(_after(SELECTION_JOB, prev, last, cfg)))
             argv = selection_argv(cfg, run, dependency=dep, profile=profile, project_root=project_root,
                                   overrides=list(overrides or []))
             line = " ".join(a if a.startswith("--dependency=") else shlex.quote(a) for a in argv)
             out.append(PlannedJob("mopd", SELECTION_JOB, dep, line,
                                   problems=selection_problems(cfg, run, stages[:stages.index("mopd")]),
                                   checked=["teacher routing slots"]))
-            prev = out[-1].var
+            prev = SELECTION_JOB
         try:
             res = render_stage(cfg, run, stage, defer_teachers=(stage == "mopd"), **(render_kw or {}))
         except (ValueError, KeyError, RuntimeError, FileNotFoundError) as e:
-            out.append(PlannedJob(stage, stage, _dep_expr(prev), None, problems=[f"not rendered: {e}"]))
-            prev = out[-1].var
+            out.append(PlannedJob(stage, stage, _dep_expr(_vars(_after(stage, prev, last, cfg))), None,
+                                  problems=[f"not rendered: {e}"]))
+            prev = last[stage] = stage
             continue
+        after = _after(stage, prev, last, cfg)
         for job in res.jobs:
-            dep = _dep_expr(prev)
+            dep = _dep_expr(_vars(after))
             if tree is not None:
                 problems = check_file(job.config_path, tree, known=known, types=types, expected=job.overrides,
                                       gym=gym)
@@ -178,15 +199,18 @@ def plan_chain(cfg, run: RunDir, *, from_stage: Optional[str] = None, until: Opt
             else:
                 problems = gym_problems(load_yaml(job.config_path), gym)
                 checked = ["NeMo-Gym parser rules"]
+            problems += check_jobs([job], gym)
+            checked.append("start-up rules of the Gym servers and NeMo-RL entry points")
             line = segment_line(job.sbatch_args, "singleton" + (f",{dep}" if dep else ""), job.log_dir)
             launch = (f"DEPENDENCY={dep} " if dep else "") + f"bash {shlex.quote(str(job.launch_path))}"
-            out.append(PlannedJob(stage, job.name, dep, line, launch, job.config_path, problems, checked))
-            prev = out[-1].var
+            out.append(PlannedJob(stage, job.name, dep, line, launch, job.config_path, problems, checked,
+                                  job.segments.describe() if job.segments else ""))
+            prev = last[stage] = after = job.name
     return out
 
 
 def submit_chain(cfg, run: RunDir, *, from_stage: Optional[str] = None, until: Optional[str] = None,
-                 segments: int = 1, profile: str = "paper", render_kw: Optional[dict] = None,
+                 segments: Optional[int] = None, profile: str = "paper", render_kw: Optional[dict] = None,
                  project_root: Optional[Path] = None, overrides: Optional[list[str]] = None) -> list[dict[str, Any]]:
     """Render and submit the stages of the range as one afterok chain; returns (and writes to ``chain.json``) one
     entry per submitted job: stage, job, Slurm ids, dependency."""
@@ -199,19 +223,23 @@ def submit_chain(cfg, run: RunDir, *, from_stage: Optional[str] = None, until: O
     if not stages:
         raise RuntimeError(f"nothing to submit: every stage of the range is done in run {run.run_id}")
     env = {k: v for k, v in os.environ.items() if k not in ("DEPENDENCY",)}
-    env["SEGMENTS"] = str(segments)
+    if segments:   # else each launch script's own count (steps x estimated step time)
+        env["SEGMENTS"] = str(segments)
     prev: Optional[str] = None
+    last: dict[str, str] = {}      # stage -> its last Slurm job id
     out: list[dict[str, Any]] = []
     for stage in stages:
         if stage == "mopd":
-            dep = f"afterok:{prev}" if prev else None
+            after = _after(SELECTION_JOB, prev, last, cfg)
+            dep = f"afterok:{after}" if after else None
             jid = _sbatch_selection(cfg, run, dependency=dep, profile=profile, project_root=project_root, env=env,
                                     overrides=list(overrides or []))
             out.append({"stage": "mopd", "job": SELECTION_JOB, "job_ids": [jid], "dependency": dep})
             prev = jid
         res = render_stage(cfg, run, stage, defer_teachers=(stage == "mopd"), **(render_kw or {}))
+        after = _after(stage, prev, last, cfg)
         for job in res.jobs:
-            dep = f"afterok:{prev}" if prev else None
+            dep = f"afterok:{after}" if after else None
             jenv = {**env, **({"DEPENDENCY": dep} if dep else {})}
             p = subprocess.run(["bash", str(job.launch_path)], capture_output=True, text=True, env=jenv, timeout=300)
             if p.returncode != 0:
@@ -220,7 +248,7 @@ def submit_chain(cfg, run: RunDir, *, from_stage: Optional[str] = None, until: O
             if not ids:
                 raise RuntimeError(f"submitting {job.name}: sbatch printed no job id ({p.stdout.strip()[-300:]})")
             out.append({"stage": stage, "job": job.name, "job_ids": ids, "dependency": dep})
-            prev = ids[-1]   # the next job waits for this stage's last segment
+            prev = last[stage] = after = ids[-1]   # the next job waits for this stage's last segment
     record = {"submitted_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "stages": stages,
               "jobs": out}
     history = json.loads(chain_path(run).read_text()) if chain_path(run).is_file() else []

@@ -47,6 +47,7 @@ class LaunchSpec:
     warnings: list[str]
     allow_unpinned: bool
     requires_env: list[str]    # variables the user must export (HF_TOKEN, judge endpoints)
+    segments: int = 1          # default SEGMENTS: steps x estimated step time (recipe.cluster.segments)
 
 
 def segment_args(s: LaunchSpec) -> list[str]:
@@ -81,11 +82,13 @@ def launch_script(s: LaunchSpec) -> str:
     req = "".join(f': "${{{v}:?export {v} before launching (see docs/RUN_AT_SCALE.md)}}"\n' for v in s.requires_env)
     return f"""#!/usr/bin/env bash
 {warn}# Rendered by `recipe cluster render`: job {s.job_name}. Do not edit; re-render instead.
-# Submits NeMo-RL's ray.sub (NeMo-RL {RELEASE_TAG}) with the stage command. SEGMENTS=k chains k 4-hour segments
-# (same job name + --dependency=singleton; NeMo-RL resumes from the newest step of the checkpoint dir).
+# Submits NeMo-RL's ray.sub (NeMo-RL {RELEASE_TAG}) with the stage command. SEGMENTS=k chains k segments (default: the
+# stage's steps x estimated step time; same job name + --dependency=singleton; NeMo-RL resumes from the newest step).
+# The last one runs with RECIPE_FINAL_SEGMENT=1: it fails when the stage is still unfinished, so nothing after it
+# (afterok) starts from a missing checkpoint.
 set -euo pipefail
 {echo_warn}NEMO_RL_CHECKOUT="${{NEMO_RL_CHECKOUT:?export NEMO_RL_CHECKOUT=<a NeMo-RL clone at {RELEASE_TAG}> (it provides ray.sub)}}"
-SEGMENTS="${{SEGMENTS:-1}}"
+SEGMENTS="${{SEGMENTS:-{s.segments}}}"
 have_commit="$(git -C "$NEMO_RL_CHECKOUT" rev-parse HEAD)"
 if [ "$have_commit" != {q(RELEASE_COMMIT)} ]; then
   echo "NEMO_RL_CHECKOUT=$NEMO_RL_CHECKOUT is at $have_commit, not {RELEASE_TAG} ({RELEASE_COMMIT})" >&2
@@ -100,6 +103,7 @@ mkdir -p "$BASE_LOG_DIR"
 # DEPENDENCY (e.g. afterok:123, set by `recipe cluster submit --stage all`) is added to the singleton dependency
 dep="singleton${{DEPENDENCY:+,$DEPENDENCY}}"
 for ((i = 1; i <= SEGMENTS; i++)); do
+  if [ "$i" -eq "$SEGMENTS" ]; then export RECIPE_FINAL_SEGMENT=1; else export RECIPE_FINAL_SEGMENT=0; fi
   jid="$(sbatch --parsable {" ".join(q(a) for a in sbatch_args)} --dependency="$dep" --output="$BASE_LOG_DIR/%j-segment.out" "$NEMO_RL_CHECKOUT/ray.sub")"
   echo "submitted ${{jid%%;*}}"
 done
@@ -119,10 +123,16 @@ OUT={q(hf_out)}
 INPUT_MODEL={q(input_model)}
 INPUT_REVISION={q(rev)}
 FINAL_STEP={q(final)}
-if [ -f "$OUT/config.json" ]; then
-  echo "already converted: $OUT"
+# RECIPE_FINAL_SEGMENT=1 (set by launch.sh on a stage's last segment): an unfinished stage is an error there, so the
+# chain's next stage (afterok) does not start from a checkpoint that is not there.
+unfinished() {{
+  if [ "${{RECIPE_FINAL_SEGMENT:-0}}" = 1 ]; then
+    echo "$1; this was the stage's last segment: resubmit launch.sh with SEGMENTS=<more> to finish it" >&2
+    exit 1
+  fi
+  echo "$1; the next segment continues"
   exit 0
-fi
+}}
 latest=""
 for d in "$CKPT_ROOT"/step_*; do
   [ -d "$d" ] || continue
@@ -130,14 +140,30 @@ for d in "$CKPT_ROOT"/step_*; do
   if [ -z "$latest" ] || [ "$n" -gt "$latest" ]; then latest="$n"; fi
 done
 if [ -z "$latest" ]; then
-  echo "no step_N checkpoint in $CKPT_ROOT yet; resubmit launch.sh to continue" >&2
-  exit 0
+  unfinished "no step_N checkpoint in $CKPT_ROOT yet"
 fi
 if [ -n "$FINAL_STEP" ] && [ "$latest" -lt "$FINAL_STEP" ]; then
-  echo "stage not finished: newest checkpoint step_$latest < $FINAL_STEP; resubmit launch.sh to continue"
-  exit 0
+  unfinished "stage not finished: newest checkpoint step_$latest < $FINAL_STEP"
 fi
 STEP_DIR="$CKPT_ROOT/step_$latest"
+# A conversion is of one checkpoint: its step dir and that dir's modification time. A re-run (resume=never,
+# from_step) writes new step dirs at the same paths, so an older conversion is moved aside (never deleted) and redone.
+SOURCE_ID="$STEP_DIR@$(stat -c %Y "$STEP_DIR")"
+if [ -f "$OUT/nemo_rl_source.json" ] && grep -qF -- "$SOURCE_ID" "$OUT/nemo_rl_source.json"; then
+  echo "already converted: $OUT (from $SOURCE_ID)"
+  exit 0
+fi
+STAMP="$(date -u +%Y%m%dT%H%M%SZ)"
+if [ -e "$OUT" ]; then
+  mv "$OUT" "$OUT.replaced-$STAMP"
+  echo "moved the previous conversion aside: $OUT.replaced-$STAMP"
+fi
+# NeMo-RL's HF->Megatron cache of this folder as the next stage's input (nemo_rl/models/megatron/setup.py:
+# <NRL_MEGATRON_CHECKPOINT_DIR>/model_<path with / as _>, reused while its iter_0000000 exists): move it aside too.
+MCORE_DIR="${{NRL_MEGATRON_CHECKPOINT_DIR:-${{HF_HOME:-$HOME/.cache/huggingface}}/nemo_rl}}"
+for d in "$MCORE_DIR/model_${{OUT//\\//_}}" "$MCORE_DIR/model_${{OUT//\\//_}}__hfovr_"*; do
+  if [ -e "$d" ]; then mv "$d" "$d.replaced-$STAMP"; echo "moved stale Megatron cache aside: $d"; fi
+done
 iter_dir=""
 for d in "$STEP_DIR"/policy/weights/iter_*; do
   if [ -d "$d" ]; then iter_dir="$d"; fi
@@ -167,7 +193,8 @@ if ! ls "$TMP"/*.safetensors >/dev/null 2>&1; then echo "conversion incomplete: 
 if [ ! -f "$TMP/chat_template.jinja" ] && ! grep -q '"chat_template"' "$TMP/tokenizer_config.json"; then
   echo "conversion incomplete: no chat template in $TMP" >&2; exit 1
 fi
-printf '{{"source_step": %s, "source_dir": "%s"}}\\n' "$latest" "$STEP_DIR" > "$TMP/nemo_rl_source.json"
+printf '{{"source_step": %s, "source_dir": "%s", "source_id": "%s"}}\\n' "$latest" "$STEP_DIR" "$SOURCE_ID" \\
+  > "$TMP/nemo_rl_source.json"
 mv "$TMP" "$OUT"
 echo "converted step_$latest -> $OUT"
 """
