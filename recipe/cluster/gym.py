@@ -291,6 +291,11 @@ def prefetch_config(domains: list[str]) -> dict[str, Any]:
     # swe_agents marks container_formatter / dataset_path mandatory).
     nemo_gym["genrm_model_name"] = "dummy-genrm"
     nemo_gym["judge_model_name"] = "dummy-judge"
+    # The LLM judges' server (local_vllm_model) is no config_paths entry: the block is what makes its venv prefetched
+    # (the jobs set skip_venv_if_present and build none; genrm_compare.yaml brings genrm_model's).
+    nemo_gym["judge_model"] = {"responses_api_models": {"local_vllm_model": {
+        "entrypoint": "app.py", "model": "dummy-judge", "vllm_serve_env_vars": {"VLLM_RAY_DP_PACK_STRATEGY": "strict"},
+        "vllm_serve_kwargs": {"data_parallel_size": 1, "tensor_parallel_size": 1, "pipeline_parallel_size": 1}}}}
     if GENRM_CONFIG in paths:   # Gym's parser runs in the dry run too: genrm_compare.yaml's reasoning-off agent
         nemo_gym["policy_model_reasoning_off"] = REASONING_OFF_POLICY
     if any(e.server == "swe_agents" for e in envs):
