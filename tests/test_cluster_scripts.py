@@ -133,15 +133,21 @@ def test_launch_checks_commit_and_chains_segments(tmp_path, monkeypatch):
     from recipe.runs.layout import RunDir
 
     res = render_stage(load_config("paper", overrides=["cluster.account=a", "cluster.partition=p", "cluster.hf_home=/shared/hf"]), RunDir(tmp_path / "run"), "rlhf", allow_unpinned=True, allow_dirty=True)
-    _bin(tmp_path, "sbatch", '#!/usr/bin/env bash\necho "sbatch $* | $COMMAND | final=$RECIPE_FINAL_SEGMENT" >> "$FAKE_LOG"\n')
+    _bin(tmp_path, "sbatch", '#!/usr/bin/env bash\necho "sbatch $* | $COMMAND | final=$RECIPE_FINAL_SEGMENT" >> "$FAKE_LOG"\n'
+                              'wc -l < "$FAKE_LOG"\n')   # job id = call number
     _bin(tmp_path, "git", f'#!/usr/bin/env bash\necho "${{FAKE_COMMIT:-{RELEASE_COMMIT}}}"\n')
     env = {**_env(tmp_path), "NEMO_RL_CHECKOUT": str(tmp_path / "RL"), "SEGMENTS": "2"}
     p = subprocess.run(["bash", str(res.jobs[0].launch_path)], capture_output=True, text=True, env=env)
     assert p.returncode == 0, p.stderr
     calls = (tmp_path / "calls.log").read_text().splitlines()
+    # the conversion is its own one-node job after the last segment, in the same container
+    convert = calls.pop()
+    assert "--job-name=recipe-run-rlhf_convert --nodes=1 " in convert and "--dependency=afterok:2 " in convert
+    assert "--container-image=" in convert and "rlhf.convert.sh" in convert and convert.endswith("final=1")
+    assert "submitted 3" in p.stdout
     assert len(calls) == 2 and all("--dependency=singleton" in c and "--job-name=recipe-run-rlhf" in c for c in calls)
     assert all(c.split(" | ")[0].endswith(str(tmp_path / "RL" / "ray.sub")) for c in calls)
-    assert "fingerprint_check.py" in calls[0] and "run_grpo_nemo_gym.py" in calls[0] and "convert.sh" in calls[0]
+    assert "fingerprint_check.py" in calls[0] and "run_grpo_nemo_gym.py" in calls[0] and "convert.sh --check" in calls[0]
     assert [c.rsplit("final=", 1)[1] for c in calls] == ["0", "1"]   # only the last segment may not end unfinished
     p = subprocess.run(["bash", str(res.jobs[0].launch_path)], capture_output=True, text=True,
                        env={**env, "FAKE_COMMIT": "0" * 40})
@@ -174,3 +180,11 @@ def test_segments_per_stage_follow_steps_and_the_profiles_step_time(tmp_path):
     cfg = load_config("paper", overrides=base + ["cluster.stages.rlhf.step_time_s=20000"])
     with pytest.raises(ValueError, match="raise the stage's time_limit"):
         render_stage(cfg, RunDir(tmp_path / "x"), "rlhf", allow_unpinned=True, allow_dirty=True)
+
+
+def test_a_segments_check_reports_without_converting(setup):
+    tmp, ckpts, out, script = setup
+    _ckpt(ckpts, 20)
+    p = subprocess.run(["bash", str(script), "--check"], capture_output=True, text=True, env=_env(tmp))
+    assert p.returncode == 0 and "conversion job converts it" in p.stdout and not out.exists()
+    assert not (tmp / "calls.log").exists()                 # no converter ran inside the training allocation

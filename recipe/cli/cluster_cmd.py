@@ -180,7 +180,8 @@ def _chain_dry_run(cfg, run, *, from_stage, until, segments: Optional[int], prof
                       overrides=overrides, tree=tree, gym=gym)
     echo = typer.echo   # plain output: sbatch lines must not be wrapped or read as markup
     echo(f"dry run of the chain for run {run.run_id} ({len(plan)} jobs; add --submit to submit). Job ids are shown "
-         f"as $JOB_<job>; each stage's launch script runs its sbatch line once per segment (SEGMENTS"
+         f"as $JOB_<job> (a training job's is its conversion job's, the last it submits); each launch script runs its "
+         f"sbatch line once per segment (SEGMENTS"
          + (f"={segments} for every stage)." if segments else ", per stage below)."))
     echo(f"Gym configs from {gym.describe()}")
     if tree is None:
@@ -196,6 +197,8 @@ def _chain_dry_run(cfg, run, *, from_stage, until, segments: Optional[int], prof
             echo(f"  {job.launch}")
         if job.sbatch:
             echo(f"  {job.var}=$({job.sbatch})")
+        if job.convert:
+            echo(f"  then the conversion job, which the next job waits for: {job.convert}")
         for p in job.problems:
             echo(f"  refused: {p}")
     refused = [j.job for j in plan if j.problems]

@@ -121,6 +121,7 @@ class PlannedJob:
     problems: list[str] = field(default_factory=list)
     checked: list[str] = field(default_factory=list)   # which rule sets were applied
     segments: str = ""                                  # how many segments, expected wall time
+    convert: Optional[str] = None                       # the conversion job's sbatch line (after the last segment)
 
     @property
     def var(self) -> str:
@@ -159,7 +160,7 @@ def plan_chain(cfg, run: RunDir, *, from_stage: Optional[str] = None, until: Opt
     from recipe.cluster import provenance
     from recipe.cluster.nrl_yaml import load_yaml
     from recipe.cluster.render import render_stage, require_slurm_target
-    from recipe.cluster.sbatch import segment_line
+    from recipe.cluster.sbatch import convert_line, segment_line
     from recipe.cluster.validate import check_file, gym_problems, release_keys, release_types
 
     require_slurm_target(cfg.cluster)
@@ -204,7 +205,8 @@ def plan_chain(cfg, run: RunDir, *, from_stage: Optional[str] = None, until: Opt
             line = segment_line(job.sbatch_args, "singleton" + (f",{dep}" if dep else ""), job.log_dir)
             launch = (f"DEPENDENCY={dep} " if dep else "") + f"bash {shlex.quote(str(job.launch_path))}"
             out.append(PlannedJob(stage, job.name, dep, line, launch, job.config_path, problems, checked,
-                                  job.segments.describe() if job.segments else ""))
+                                  job.segments.describe() if job.segments else "",
+                                  convert_line(job.sbatch_args, job.log_dir, str(job.convert_path))))
             prev = last[stage] = after = job.name
     return out
 

@@ -4,9 +4,10 @@
 ``BASE_LOG_DIR`` and calls ``sbatch … ray.sub`` from a NeMo-RL checkout that must be at the pinned commit
 (``NEMO_RL_CHECKOUT``). ``ray.sub`` carries ``#SBATCH --dependency=singleton``; the launcher also passes it
 explicitly with a fixed ``--job-name`` so resubmitted segments queue behind the running one, and
-``SEGMENTS=k`` submits k chained segments at once. ``COMMAND`` first runs the fingerprint check from the code
-snapshot (refuses on a container/lock mismatch), then the stage's entry point with the rendered YAML, then
-``convert.sh``, which converts only once the final step exists.
+``SEGMENTS=k`` submits k chained segments at once (default: the stage's steps × estimated step time). ``COMMAND``
+first runs the fingerprint check from the code snapshot (refuses on a container/lock mismatch), then the stage's entry
+point with the rendered YAML, then ``convert.sh --check`` (fails on the last segment when the stage is unfinished).
+The conversion itself is a one-node job after the last segment (``convert_args``), in the same container.
 
 ``convert.sh`` (NEMO_RL.md §7) turns the newest ``step_N`` into a Hugging Face folder with the release's
 Megatron converter, then copies the tokenizer (with its chat template) from ``policy/tokenizer`` and
@@ -58,6 +59,29 @@ def segment_args(s: LaunchSpec) -> list[str]:
             f"--time={s.time_limit}", "--exclusive", f"--account={s.account}", f"--partition={s.partition}"]
 
 
+CONVERT_TIME = "02:00:00"   # one node converts a Megatron checkpoint to HF (NEMO_RL.md §7)
+
+
+def convert_args(segment: list[str]) -> list[str]:
+    """The conversion job's ``sbatch`` options from a segment's: one node, after the stage's last segment, not inside
+    its allocation."""
+    opts = dict(a[2:].split("=", 1) for a in segment if "=" in a)
+    return [f"--job-name={opts['job-name']}_convert", "--nodes=1", f"--gres={opts['gres']}", f"--time={CONVERT_TIME}",
+            f"--account={opts['account']}", f"--partition={opts['partition']}"]
+
+
+def convert_line(segment: list[str], log_dir: str, convert_script: str) -> str:
+    """The conversion job's ``sbatch`` line as the launch script runs it (``$SEGMENT`` = the last segment's id)."""
+    return (f"sbatch --parsable {' '.join(q(a) for a in convert_args(segment))} --dependency=afterok:$SEGMENT "
+            f"--output={q(log_dir + '/%j-convert.out')} --wrap={q(convert_wrap(convert_script))}")
+
+
+def convert_wrap(convert_script: str) -> str:
+    """What the conversion job runs: convert.sh in the same container and mounts (pyxis), as the final check."""
+    return ('srun --no-container-mount-home --container-image="$CONTAINER" --container-mounts="$MOUNTS" '
+            f"bash {q(convert_script)}")
+
+
 def segment_line(args: list[str], dependency: str, log_dir: str) -> str:
     """The ``sbatch`` line the launch script runs for one segment, with ``dependency`` as it expands there
     (``singleton`` plus the chain's ``afterok:<job>``); printed by the chain's dry run."""
@@ -75,7 +99,7 @@ def launch_script(s: LaunchSpec) -> str:
         check,
         f"cd {CONTAINER_SOURCE_DIR}",
         f"uv run python {s.entry_point} --config {q(s.config_path)}",
-        f"bash {q(s.convert_script)}",
+        f"bash {q(s.convert_script)} --check",
     ])
     sbatch_args = segment_args(s)
     env_lines = "".join(f"export {k}={q(v)}\n" for k, v in s.env.items())
@@ -107,6 +131,10 @@ for ((i = 1; i <= SEGMENTS; i++)); do
   jid="$(sbatch --parsable {" ".join(q(a) for a in sbatch_args)} --dependency="$dep" --output="$BASE_LOG_DIR/%j-segment.out" "$NEMO_RL_CHECKOUT/ray.sub")"
   echo "submitted ${{jid%%;*}}"
 done
+# The conversion is its own one-node job after the last segment (the training allocation is released first); it
+# fails like a last segment when the stage is unfinished, and the chain's next stage waits for it.
+cjid="$(RECIPE_FINAL_SEGMENT=1 sbatch --parsable {" ".join(q(a) for a in convert_args(sbatch_args))} --dependency="afterok:${{jid%%;*}}" --output="$BASE_LOG_DIR/%j-convert.out" --wrap={q(convert_wrap(s.convert_script))})"
+echo "submitted ${{cjid%%;*}}"
 """
 
 
@@ -116,7 +144,8 @@ def convert_script(*, checkpoint_dir: str, hf_out: str, input_model: str, input_
     rev = input_revision or ""
     return f"""#!/usr/bin/env bash
 # Rendered by `recipe cluster render`: convert this stage's final NeMo-RL checkpoint to a Hugging Face folder
-# (NEMO_RL.md §7). Runs inside the container after training; does nothing until the final step exists.
+# (NEMO_RL.md §7). Runs inside the container as its own one-node job after the stage's last segment; with --check
+# (the end of every training segment) it only reports whether the stage is finished.
 set -euo pipefail
 CKPT_ROOT={q(checkpoint_dir)}
 OUT={q(hf_out)}
@@ -144,6 +173,10 @@ if [ -z "$latest" ]; then
 fi
 if [ -n "$FINAL_STEP" ] && [ "$latest" -lt "$FINAL_STEP" ]; then
   unfinished "stage not finished: newest checkpoint step_$latest < $FINAL_STEP"
+fi
+if [ "${{1:-}}" = --check ]; then   # end of a training segment: the conversion job converts
+  echo "stage finished at step_$latest; the conversion job converts it"
+  exit 0
 fi
 STEP_DIR="$CKPT_ROOT/step_$latest"
 # A conversion is of one checkpoint: its step dir and that dir's modification time. A re-run (resume=never,
