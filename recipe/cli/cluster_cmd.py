@@ -23,11 +23,12 @@ def _fail(msg: str) -> None:
 
 
 def _render(profile: Optional[str], stage: str, run_id: str, out: Optional[Path], allow_unpinned: bool,
-            allow_dirty: bool, set_: list[str], input_model: Optional[str] = None):
+            allow_dirty: bool, set_: list[str], input_model: Optional[str] = None, defer_teachers: bool = False):
     from recipe.cluster import notebook_api
 
     return notebook_api.render_stage(run_id, stage, allow_unpinned=allow_unpinned, allow_dirty=allow_dirty,
-                                     profile=profile, overrides=tuple(set_), out=out, input_model=input_model)
+                                     profile=profile, overrides=tuple(set_), out=out, input_model=input_model,
+                                     defer_teachers=defer_teachers)
 
 
 @app.command("lock")
@@ -71,9 +72,13 @@ def render(
                                                           "stage's (e.g. the RLHF teacher branch from SFT)."),
     diff: bool = typer.Option(False, help="Print our keys vs the NeMo-RL release defaults."),
     check: bool = typer.Option(False, help="Validate against a NeMo-RL checkout ($RECIPE_NEMO_RL_DIR or /opt/nemo-rl): "
-                                           "keys exist, defaults inheritance loads, values survive the merge."),
+                                           "keys exist, defaults inheritance loads, values survive the merge; and the "
+                                           "start-up rules of the Gym servers and NeMo-RL entry points."),
+    explain: bool = typer.Option(False, help="Print per job: nodes/GPUs by role, entry script, container, mounts, "
+                                             "environment, segments and expected wall time, log locations."),
 ) -> None:
-    """Write the NeMo-RL YAML, launch.sh (sbatch around ray.sub), convert.sh and provenance. Submits nothing."""
+    """Write the NeMo-RL YAML, launch.sh (sbatch around ray.sub), convert.sh and provenance. Submits nothing.
+    With --stage all, MOPD's teachers are links the chain's teacher-selection job fills (as `submit --stage all`)."""
     from recipe.cluster import notebook_api
     from recipe.config import STAGE_PLAN, ConfigError
 
@@ -81,13 +86,18 @@ def render(
     try:
         for s in stages:
             res = _render(profile, s, run_id, out / s if (out and stage == "all") else out, allow_unpinned,
-                          allow_dirty, set_, input_model)
+                          allow_dirty, set_, input_model, defer_teachers=(stage == "all" and s == "mopd"))
             for w in res.warnings:
                 console.print(f"[yellow]warning:[/] {w}")
             for f in res.files:
                 console.print(f"wrote {f}")
             if diff:
                 console.print(notebook_api.config_diff(res), markup=False)
+            if explain:
+                from recipe.cluster.explain import explain as explain_text
+                from recipe.runs.layout import RunDir
+
+                typer.echo(explain_text(notebook_api.load_run_config(RunDir.for_id(run_id), profile, tuple(set_)), res))
             if check:
                 from recipe.cluster.release import ReleaseTree
                 from recipe.cluster.validate import check_render
