@@ -27,16 +27,15 @@ import json
 import os
 import shlex
 import subprocess
-import sys
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Optional
 
+from recipe.cluster.selection_job import SELECTION_JOB, selection_argv
 from recipe.config import STAGE_PLAN
 from recipe.runs.layout import RunDir
 
-SELECTION_JOB = "teacher_selection"
 VALIDATION_TAG_PREFIX = "validation/"   # nemo_rl/algorithms/grpo.py @ v0.7.0: prefix="validation", joined with "/"
 
 
@@ -57,21 +56,6 @@ def chain_stages(run: RunDir, *, from_stage: Optional[str] = None, until: Option
 
 def _job_ids(stdout: str) -> list[str]:
     return [ln.split()[1] for ln in stdout.splitlines() if ln.startswith("submitted ") and len(ln.split()) > 1]
-
-
-def selection_argv(cfg, run: RunDir, *, dependency: Optional[str], profile: str, project_root: Path,
-                   overrides: list[str]) -> list[str]:
-    """The teacher-selection job's ``sbatch`` command (a 1-node CPU job running ``recipe cluster select-teachers``)."""
-    cl = cfg.cluster
-    log_dir = run.stage_dir("mopd") / "teacher_selection"
-    inner = (f"cd {shlex.quote(str(project_root))} && RECIPE_RUNS_DIR={shlex.quote(str(run.path.parent))} "
-             f"{shlex.quote(sys.executable)} -m recipe.cli cluster select-teachers --run-id {shlex.quote(run.run_id)} "
-             f"--profile {shlex.quote(profile)}" + "".join(f" -s {shlex.quote(o)}" for o in overrides))
-    args = ["sbatch", "--parsable", f"--job-name=recipe-{run.run_id}-{SELECTION_JOB}", "--nodes=1", "--time=01:00:00",
-            f"--account={cl.account}", f"--partition={cl.partition}", f"--output={log_dir}/%j.out"]
-    if dependency:
-        args.append(f"--dependency={dependency}")
-    return args + ["--wrap", inner]
 
 
 def _sbatch_selection(cfg, run: RunDir, *, dependency: Optional[str], profile: str, project_root: Path,

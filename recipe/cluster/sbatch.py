@@ -132,7 +132,9 @@ for ((i = 1; i <= SEGMENTS; i++)); do
   echo "submitted ${{jid%%;*}}"
 done
 # The conversion is its own one-node job after the last segment (the training allocation is released first); it
-# fails like a last segment when the stage is unfinished, and the chain's next stage waits for it.
+# fails like a last segment when the stage is unfinished, and the chain's next stage waits for it. The job expands
+# $CONTAINER and $MOUNTS (exported above) itself:
+# shellcheck disable=SC2016
 cjid="$(RECIPE_FINAL_SEGMENT=1 sbatch --parsable {" ".join(q(a) for a in convert_args(sbatch_args))} --dependency="afterok:${{jid%%;*}}" --output="$BASE_LOG_DIR/%j-convert.out" --wrap={q(convert_wrap(s.convert_script))})"
 echo "submitted ${{cjid%%;*}}"
 """
