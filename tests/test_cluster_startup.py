@@ -95,6 +95,8 @@ CASES = [   # (job, config edit, launch edit, fragments the message must hold: s
     ("if_rl", None, _drop_export("NRL_MEGATRON_CHECKPOINT_DIR"),
      ["launch.sh: NRL_MEGATRON_CHECKPOINT_DIR is not exported", "nemo_rl/models/policy/utils.py"]),
     ("sft", None, _drop_export("HF_HOME"), ["launch.sh: HF_HOME is not exported"]),
+    ("if_rl", lambda c: c["data"]["train"].update(data_path="/elsewhere/train.jsonl"), None,
+     ["data.train.data_path: /elsewhere/train.jsonl is not under a mount", "ray.sub"]),
     ("code_rl", lambda c: c["env"]["nemo_gym"].pop("skip_venv_if_present"), None,
      ["env.nemo_gym.skip_venv_if_present", "nemo_gym/global_config.py"]),
     ("swe_rl_agentic", lambda c: c["env"]["nemo_gym"].pop("use_absolute_ip"), None,

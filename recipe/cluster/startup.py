@@ -20,7 +20,9 @@ Gym servers (the merged Gym config of ``env.nemo_gym``, ``gym_refs.merged_config
 
 NeMo-RL entry points (the launch script): ``HF_HOME`` and ``NRL_MEGATRON_CHECKPOINT_DIR`` exported on a mounted path
 (``nemo_rl/models/policy/utils.py``: the HF->Megatron initial checkpoint goes to ``$NRL_MEGATRON_CHECKPOINT_DIR``,
-else ``$HF_HOME/nemo_rl``, else ``~/.cache``, which ``ray.sub``'s ``--no-container-mount-home`` makes per node).
+else ``$HF_HOME/nemo_rl``, else ``~/.cache``, which ``ray.sub``'s ``--no-container-mount-home`` makes per node); and
+every file path the entry point opens (input model, data, checkpoint and log dirs, chat template, teachers) under a
+mount, since ``ray.sub`` runs the command in the container with ``MOUNTS`` only.
 """
 from __future__ import annotations
 
@@ -169,12 +171,29 @@ def launch_problems(launch: LaunchFacts) -> list[str]:
     return out
 
 
+# Keys of the rendered NeMo-RL YAML whose value is a path the entry point opens inside the container.
+PATH_KEYS = ("policy.model_name", "policy.tokenizer.chat_template", "checkpointing.checkpoint_dir", "logger.log_dir",
+             "data.train.data_path", "data.validation.data_path")
+RAY_SUB_SRC = "NeMo-RL v0.7.0 ray.sub (the command runs in the container with MOUNTS only)"
+
+
+def path_problems(config: dict[str, Any], launch: LaunchFacts) -> list[str]:
+    """Absolute paths of the NeMo-RL config that no mount of the launch script covers."""
+    from recipe.cluster.nrl_yaml import flatten_keys
+
+    flat = flatten_keys(config)
+    keys = [k for k in flat if k in PATH_KEYS or k.startswith("on_policy_distillation.teacher_model_by_agent_name.")]
+    return [f"{k}: {flat[k]} is not under a mount of the launch script ({RAY_SUB_SRC})" for k in keys
+            if isinstance(flat[k], str) and flat[k].startswith("/") and not launch.mounted(flat[k])]
+
+
 def job_problems(config: dict[str, Any], launch_text: str, configs: Optional[gym_refs.GymConfigs] = None,
                  gpus_per_node: int = 8) -> list[str]:
     """All start-up problems of one rendered job (its NeMo-RL YAML as loaded, its launch script's text)."""
     launch = launch_facts(launch_text)
     ng = ((config.get("env") or {}).get("nemo_gym") or {}) if isinstance(config, dict) else {}
-    return launch_problems(launch) + gym_startup_problems(ng, configs, launch, gpus_per_node)
+    return (launch_problems(launch) + path_problems(config, launch)
+            + gym_startup_problems(ng, configs, launch, gpus_per_node))
 
 
 def check_jobs(jobs, configs: Optional[gym_refs.GymConfigs] = None) -> list[str]:
