@@ -148,6 +148,7 @@ def test_launch_checks_commit_and_chains_segments(tmp_path, monkeypatch):
     assert len(calls) == 2 and all("--dependency=singleton" in c and "--job-name=recipe-run-rlhf" in c for c in calls)
     assert all(c.split(" | ")[0].endswith(str(tmp_path / "RL" / "ray.sub")) for c in calls)
     assert "fingerprint_check.py" in calls[0] and "run_grpo_nemo_gym.py" in calls[0] and "convert.sh --check" in calls[0]
+    assert "rlhf.convert.sh --finished || uv run python examples/nemo_gym/run_grpo_nemo_gym.py" in calls[0]
     assert [c.rsplit("final=", 1)[1] for c in calls] == ["0", "1"]   # only the last segment may not end unfinished
     p = subprocess.run(["bash", str(res.jobs[0].launch_path)], capture_output=True, text=True,
                        env={**env, "FAKE_COMMIT": "0" * 40})
@@ -184,7 +185,15 @@ def test_segments_per_stage_follow_steps_and_the_profiles_step_time(tmp_path):
 
 def test_a_segments_check_reports_without_converting(setup):
     tmp, ckpts, out, script = setup
+
+    def finished() -> int:
+        return subprocess.run(["bash", str(script), "--finished"], capture_output=True, env=_env(tmp)).returncode
+
+    assert finished() == 1                                  # no step yet: the segment trains
+    _ckpt(ckpts, 10)
+    assert finished() == 1
     _ckpt(ckpts, 20)
+    assert finished() == 0                                  # a segment after the final step skips the trainer
     p = subprocess.run(["bash", str(script), "--check"], capture_output=True, text=True, env=_env(tmp))
     assert p.returncode == 0 and "conversion job converts it" in p.stdout and not out.exists()
     assert not (tmp / "calls.log").exists()                 # no converter ran inside the training allocation

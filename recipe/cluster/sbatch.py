@@ -98,7 +98,8 @@ def launch_script(s: LaunchSpec) -> str:
     command = " && ".join([
         check,
         f"cd {CONTAINER_SOURCE_DIR}",
-        f"uv run python {s.entry_point} --config {q(s.config_path)}",
+        # a segment queued after its stage finished skips the trainer's start-up (model load, vLLM, Gym servers)
+        f"{{ bash {q(s.convert_script)} --finished || uv run python {s.entry_point} --config {q(s.config_path)}; }}",
         f"bash {q(s.convert_script)} --check",
     ])
     sbatch_args = segment_args(s)
@@ -170,6 +171,10 @@ for d in "$CKPT_ROOT"/step_*; do
   n="${{d##*/step_}}"
   if [ -z "$latest" ] || [ "$n" -gt "$latest" ]; then latest="$n"; fi
 done
+if [ "${{1:-}}" = --finished ]; then   # exit status only: 0 when the final step exists
+  if [ -n "$latest" ] && {{ [ -z "$FINAL_STEP" ] || [ "$latest" -ge "$FINAL_STEP" ]; }}; then exit 0; fi
+  exit 1
+fi
 if [ -z "$latest" ]; then
   unfinished "no step_N checkpoint in $CKPT_ROOT yet"
 fi
