@@ -20,8 +20,8 @@ from recipe.config import STAGE_PLAN, load_config
 from recipe.runs.layout import RunDir
 
 HUB_DL = "hub.download_dir=" + str(__import__("pathlib").Path(__file__).parent / "fixtures/cluster/hub_downloads")  # stand-in released tokenizer download
-OVERRIDES = [HUB_DL, "swe_rl.agentic.steps=100", "cluster.account=acct", "cluster.partition=batch",
-             "cluster.swe_container_formatter=docker://x/{instance_id}",
+OVERRIDES = [HUB_DL, "swe_rl.agentic.steps=100", "cluster.account=acct", "cluster.partition=batch", "cluster.hf_home=/shared/hf",
+             "cluster.swe_container_formatter=/shared/sif/{instance_id}.sif",
              "cluster.branches.rlhf_from_sft=/ckpt/rlhf_branch"]
 
 FAKE_SBATCH = r"""#!/usr/bin/env bash
@@ -68,20 +68,32 @@ def _dep(args: str) -> str | None:
 def test_all_stages_chain_with_afterok_and_a_selection_job(fake):
     cfg = load_config("paper", overrides=OVERRIDES)
     run = RunDir.for_id("chain")
-    jobs = submit_chain(cfg, run, render_kw={"allow_unpinned": True, "allow_dirty": True}, overrides=OVERRIDES)
+    jobs = submit_chain(cfg, run, render_kw={"allow_unpinned": True, "allow_dirty": True}, overrides=OVERRIDES,
+                        segments=1)
     calls = _calls(fake)
     names = [_name(a) for _, a in calls]
-    assert names == ["sft", "if_rl", "multi_domain_rl", "rlhf_branch", "teacher_selection", "mopd", "rlhf",
-                     "long_context_rl", "code_rl", "swe_rl_agentless", "swe_rl_agentic"]
+    train = ["sft", "if_rl", "multi_domain_rl", "rlhf_branch", "mopd", "rlhf", "long_context_rl", "code_rl",
+             "swe_rl_agentless", "swe_rl_agentic"]
+    assert [n for n in names if not n.endswith("_convert")] == train[:4] + ["teacher_selection"] + train[4:]
+    assert [n for n in names if n.endswith("_convert")] == [f"{t}_convert" for t in train]   # one per training job
     ids = [i for i, _ in calls]
+    by = dict(zip(names, ids))
     assert _dep(calls[0][1]) == "singleton"                          # the first stage waits for nothing else
-    for (prev_id, _), (_, args) in zip(calls, calls[1:]):
-        dep = _dep(args)
-        assert dep.endswith(f"afterok:{prev_id}"), (args, prev_id)   # every job waits for the one before
+    for (prev_id, prev), (_, args) in zip(calls, calls[1:]):
+        name = _name(args)
+        if name == "rlhf_branch":       # the RLHF teacher branch starts from SFT's conversion and waits for it only
+            assert _dep(args) == f"singleton,afterok:{by['sft_convert']}", args
+        elif name == "teacher_selection":   # every teacher stage before MOPD, the branch included
+            want = ":".join(by[f"{s}_convert"] for s in ("sft", "if_rl", "multi_domain_rl", "rlhf_branch"))
+            assert _dep(args) == f"afterok:{want}", args
+        elif name.endswith("_convert"):     # a conversion waits for its stage's last segment
+            assert _dep(args) == f"afterok:{by[name.removesuffix('_convert')]}", args
+        else:
+            assert _dep(args).endswith(f"afterok:{prev_id}"), (args, prev_id)   # the job before it
     sel = calls[names.index("teacher_selection")][1]
     assert "--nodes=1" in sel and "--gres" not in sel and "select-teachers" in sel and "--run-id chain" in sel
     assert "-s cluster.branches.rlhf_from_sft=/ckpt/rlhf_branch" in sel
-    assert [j["job_ids"][-1] for j in jobs] == ids
+    assert [i for j in jobs for i in j["job_ids"]] == ids
     # MOPD was rendered with deferred teachers: one link per routing slot, filled by the selection job
     tmap = load_yaml(run.stage_dir("mopd") / "cluster" / "mopd.yaml")["on_policy_distillation"][
         "teacher_model_by_agent_name"]
@@ -104,10 +116,11 @@ def test_resume_and_range(fake, tmp_path):
     cli = CliRunner()
     slurm = [a for o in OVERRIDES for a in ("-s", o)]
     r = cli.invoke(app, ["submit", "--stage", "all", "--run-id", "resume", "--profile", "paper", *slurm,
-                         "--from", "rlhf", "--allow-unpinned", "--allow-dirty", "--submit"])
+                         "--from", "rlhf", "--allow-unpinned", "--allow-dirty", "--submit", "--segments", "1"])
     assert r.exit_code == 0, r.output
     names = [_name(a) for _, a in _calls(fake)]
-    assert names == ["swe_rl_agentless", "swe_rl_agentic"]     # code_rl is done: the chain resumes after it
+    assert names == ["swe_rl_agentless", "swe_rl_agentless_convert", "swe_rl_agentic",
+                     "swe_rl_agentic_convert"]     # code_rl is done: the chain resumes after it
 
 
 def test_selection_job_reads_stage_outputs_and_links_teachers(fake):
@@ -163,6 +176,11 @@ def test_dry_run_renders_validates_and_prints_the_sbatch_lines_it_would_submit(f
     planned = _planned(r.output)
     assert [j for j, _ in planned] == ["sft", "if_rl", "multi_domain_rl", "rlhf_branch", "teacher_selection", "mopd",
                                        "rlhf", "long_context_rl", "code_rl", "swe_rl_agentless", "swe_rl_agentic"]
+    deps = dict(planned)
+    assert "--dependency=singleton,afterok:$JOB_sft " in deps["rlhf_branch"]      # the branch needs SFT only
+    assert "--dependency=afterok:$JOB_sft:$JOB_if_rl:$JOB_multi_domain_rl:$JOB_rlhf_branch " in deps["teacher_selection"]
+    assert "--dependency=singleton,afterok:$JOB_teacher_selection " in deps["mopd"]
+    assert "--dependency=singleton,afterok:$JOB_swe_rl_agentless " in deps["swe_rl_agentic"]
     run = RunDir.for_id("dry")
     for stage in STAGE_PLAN:                                       # every job was rendered, MOPD with deferred teachers
         assert list((run.stage_dir(stage) / "cluster").glob("*.yaml")), stage
@@ -175,14 +193,28 @@ def test_dry_run_renders_validates_and_prints_the_sbatch_lines_it_would_submit(f
                                   "--submit"])
     assert r2.exit_code == 0, r2.output
     calls = _calls(fake)
-    assert len(calls) == len(planned)
-    ids = {}
-    for (jid, args), (job, line) in zip(calls, planned):
-        assert _name(args) == job
-        for name, i in ids.items():
-            line = line.replace(f"$JOB_{name}", i)
+    # each training job is submitted once per segment of its plan (steps x the profile's step time)
+    segs = dict(re.findall(r"^\[\d+/\d+\] \w+/(\w+): ok.*\n  (\d+) segment", r.output, re.M))
+    assert set(segs) == {j for j, _ in planned} - {"teacher_selection"}
+    # ... then its conversion as a one-node job after the last segment; the next job waits for the conversion
+    converts = dict(re.findall(r"^  JOB_(\w+)=.*\n  then the conversion job, which the next job waits for: (sbatch .*)$",
+                               r.output, re.M))
+    assert set(converts) == set(segs)
+    assert int(segs["sft"]) > 1 and sum(int(n) + 1 for n in segs.values()) + 1 == len(calls)
+    ids, i = {}, 0
+    for job, line in planned:
+        for name, jid in sorted(ids.items(), key=lambda kv: -len(kv[0])):
+            line = line.replace(f"$JOB_{name}", jid)
         line = line.replace('"$NEMO_RL_CHECKOUT/ray.sub"', shlex.quote(os.environ["NEMO_RL_CHECKOUT"] + "/ray.sub"))
-        assert " ".join(shlex.split(line)[1:]) == args, job
+        for _ in range(int(segs.get(job, 1))):
+            jid, args = calls[i]
+            assert _name(args) == job and " ".join(shlex.split(line)[1:]) == args, job
+            i += 1
+        if job in converts:
+            cid, args = calls[i]
+            assert " ".join(shlex.split(converts[job].replace("$SEGMENT", jid))[1:]) == args, job
+            assert "--nodes=1 " in args and _name(args) == f"{job}_convert"
+            jid, i = cid, i + 1
         ids[job] = jid
 
 

@@ -16,7 +16,7 @@ from recipe.config import load_config
 from recipe.runs.layout import RunDir
 
 STANDIN = Path(__file__).parent / "fixtures/cluster/hub_downloads"
-BASE = ["cluster.account=a", "cluster.partition=p"]
+BASE = ["cluster.account=a", "cluster.partition=p", "cluster.hf_home=/shared/hf"]
 
 
 def test_paper_sft_uses_the_pinned_released_template(tmp_path):

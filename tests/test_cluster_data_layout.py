@@ -44,7 +44,7 @@ def test_paper_curate_writes_the_layout_render_reads(tmp_path):
     assert both(out / "swe_rl" / "agentless") == []
     assert both(out / "rlhf") == []          # no RLHF prompts in this input
     # render reads them: paths, hashes and agent counts land in provenance
-    cfg = load_config("paper", overrides=["cluster.account=a", "cluster.partition=p", f"cluster.data_root={out}"])
+    cfg = load_config("paper", overrides=["cluster.account=a", "cluster.partition=p", "cluster.hf_home=/shared/hf", f"cluster.data_root={out}"])
     res = render_stage(cfg, RunDir(tmp_path / "runs" / "r"), "if_rl", allow_unpinned=True, allow_dirty=True)
     data = json.loads(res.provenance_path.read_text())["jobs"]["if_rl"]["data"]
     assert data["train"]["path"] == str(out / "if_rl" / "train.jsonl") and data["train"]["exists"]

@@ -17,9 +17,9 @@ from recipe.data.gym_envs import DOMAIN_GYM, PHASE_GYM
 from recipe.runs.layout import RunDir
 
 HUB_DL = "hub.download_dir=" + str(__import__("pathlib").Path(__file__).parent / "fixtures/cluster/hub_downloads")
-OVERRIDES = [HUB_DL, "swe_rl.agentic.steps=100", "cluster.account=acct", "cluster.partition=batch",
+OVERRIDES = [HUB_DL, "swe_rl.agentic.steps=100", "cluster.account=acct", "cluster.partition=batch", "cluster.hf_home=/shared/hf",
              "cluster.branches.rlhf_from_sft=/ckpt/rlhf_branch",
-             "cluster.swe_container_formatter=docker://swebench/sweb.eval.x86_64.{instance_id}"]
+             "cluster.swe_container_formatter=/shared/sif/sweb.eval.x86_64.{instance_id}.sif"]
 PINNED = gym_refs.GymConfigs(None)   # the transcribed skeletons only, whatever the environment holds
 RLHF_JOBS = ("rlhf_branch", "mopd", "rlhf")
 

@@ -132,7 +132,7 @@ def test_released_model_pinned_to_a_commit_and_marked_unverified(tmp_path):
     from recipe.runs.layout import RunDir
 
     dl = Path(__file__).parent / "fixtures/cluster/hub_downloads"
-    cfg = load_config("paper", overrides=["cluster.account=a", "cluster.partition=p", f"hub.download_dir={dl}"])
+    cfg = load_config("paper", overrides=["cluster.account=a", "cluster.partition=p", "cluster.hf_home=/shared/hf", f"hub.download_dir={dl}"])
     art = cfg.hub.released_model
     assert art.pinned and art.revision != "main" and art.revision_verified is False and art.revision_source
     lock = L.read_lock(Path(__file__).parents[1] / "containers/nemo-rl.lock.json")

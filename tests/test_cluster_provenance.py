@@ -69,7 +69,7 @@ def test_cli_render_submit_status(tmp_path, monkeypatch, shared_dir):
     cli = CliRunner()
     r = cli.invoke(app, ["render", "--stage", "if_rl", "--run-id", "c1", "--profile", "paper"])
     assert r.exit_code == 2 and "cluster.account and cluster.partition not set" in r.output   # no placeholder
-    slurm = ["-s", "cluster.account=acct", "-s", "cluster.partition=batch"]
+    slurm = ["-s", "cluster.account=acct", "-s", "cluster.partition=batch", "-s", "cluster.hf_home=/shared/hf"]
     r = cli.invoke(app, ["render", "--stage", "if_rl", "--run-id", "c1", "--profile", "paper", *slurm])
     from recipe.cluster.lock import read_lock
     if not read_lock(PROJECT / "containers/nemo-rl.lock.json").pinned:
@@ -89,7 +89,7 @@ def test_cli_render_submit_status(tmp_path, monkeypatch, shared_dir):
 def test_notebook_api(tmp_path, monkeypatch, shared_dir):
     monkeypatch.setenv("RECIPE_RUNS_DIR", str(tmp_path / "runs"))
     res = notebook_api.render_stage("nb", "code_rl", profile="paper", allow_unpinned=True, allow_dirty=True,
-                                    overrides=("cluster.account=a", "cluster.partition=p"))
+                                    overrides=("cluster.account=a", "cluster.partition=p", "cluster.hf_home=/shared/hf"))
     assert res.files and all(f.is_file() for f in res.files)
     diff = notebook_api.config_diff(res, release_dir=shared_dir / "fixtures/nemo_rl_configs/v0.7.0")
     assert "policy.generation.top_p: 1.0 -> 0.95" in diff
@@ -101,7 +101,7 @@ def test_render_out_dir_is_mounted(tmp_path, monkeypatch):
     monkeypatch.setenv("RECIPE_RUNS_DIR", str(tmp_path / "runs"))
     out = tmp_path / "elsewhere"
     res = notebook_api.render_stage("o1", "if_rl", profile="paper", allow_unpinned=True, allow_dirty=True, out=out,
-                                    overrides=("cluster.account=a", "cluster.partition=p"))
+                                    overrides=("cluster.account=a", "cluster.partition=p", "cluster.hf_home=/shared/hf"))
     assert res.out_dir == out.resolve() and (out / "if_rl.yaml").is_file() and (out / "code").is_dir()
     mounts = [ln for ln in (out / "if_rl.launch.sh").read_text().splitlines() if ln.startswith("export MOUNTS=")][0]
     assert f"{out.resolve()}:{out.resolve()}" in mounts and f"{tmp_path / 'runs'}:{tmp_path / 'runs'}" in mounts

@@ -27,8 +27,8 @@ from recipe.runs.layout import RunDir
 
 HUB_DL = "hub.download_dir=" + str(__import__("pathlib").Path(__file__).parent / "fixtures/cluster/hub_downloads")  # stand-in released tokenizer download
 OVERRIDES = [HUB_DL, "swe_rl.agentic.steps=100", "mopd.is_seq_mask_threshold=2.0",
-             "cluster.branches.rlhf_from_sft=/ckpt/rlhf_branch", "cluster.account=acct", "cluster.partition=batch",
-             "cluster.swe_container_formatter=docker://swebench/sweb.eval.x86_64.{instance_id}"]
+             "cluster.branches.rlhf_from_sft=/ckpt/rlhf_branch", "cluster.account=acct", "cluster.partition=batch", "cluster.hf_home=/shared/hf",
+             "cluster.swe_container_formatter=/shared/sif/sweb.eval.x86_64.{instance_id}.sif"]
 SHELLCHECK = Path(sys.executable).parent / "shellcheck"
 MOPD_DOMAINS = ["math", "instruction_following", "mcqa", "workplace_tools", "structured_output", "rlhf"]
 
@@ -293,7 +293,7 @@ def test_unpinned_and_dirty_are_refused_pinned_renders_by_digest(paper, tmp_path
 
 
 def test_steps_null_is_refused(tmp_path):
-    cfg = load_config("paper", overrides=["mopd.is_seq_mask_threshold=2.0", "cluster.account=a", "cluster.partition=p"])
+    cfg = load_config("paper", overrides=["mopd.is_seq_mask_threshold=2.0", "cluster.account=a", "cluster.partition=p", "cluster.hf_home=/shared/hf"])
     with pytest.raises(ValueError, match="swe_rl.agentic.steps"):
         render_stage(cfg, RunDir(tmp_path / "r"), "swe_rl", allow_unpinned=True, allow_dirty=True)
 
@@ -380,7 +380,7 @@ def test_rlhf_rows_must_use_the_pinned_gym_agent(paper, tmp_path):
     ("if_rl.max_response_tokens=49150", "49150 is not divisible by 16"),
 ])
 def test_bad_layouts_are_refused(tmp_path, override, message):
-    cfg = load_config("paper", overrides=[override, "cluster.account=a", "cluster.partition=p"])
+    cfg = load_config("paper", overrides=[override, "cluster.account=a", "cluster.partition=p", "cluster.hf_home=/shared/hf"])
     with pytest.raises(ValueError, match=message):
         render_stage(cfg, RunDir(tmp_path / "bad"), "if_rl", allow_unpinned=True, allow_dirty=True)
 

@@ -54,7 +54,7 @@ def test_resume_policy_reaches_rendered_config(tmp_path, policy):
     nemo = run.stage_dir("if_rl") / "nemo_rl"
     (nemo / "checkpoints" / "step_5").mkdir(parents=True)
     (nemo / "checkpoints" / "step_9").mkdir(parents=True)
-    cfg = load_config("paper", overrides=[f"cluster.resume={policy}", "cluster.account=a", "cluster.partition=p"])
+    cfg = load_config("paper", overrides=[f"cluster.resume={policy}", "cluster.account=a", "cluster.partition=p", "cluster.hf_home=/shared/hf"])
     res = render_stage(cfg, run, "if_rl", allow_unpinned=True, allow_dirty=True)
     ckpt = load_yaml(res.jobs[0].config_path)["checkpointing"]["checkpoint_dir"]
     prov = json.loads(res.provenance_path.read_text())["jobs"]["if_rl"]["resume"]

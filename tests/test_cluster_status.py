@@ -37,7 +37,7 @@ def _step(ckpt: Path, n: int) -> None:
 def rendered(tmp_path, monkeypatch):
     monkeypatch.setenv("RECIPE_RUNS_DIR", str(tmp_path / "runs"))
     run = RunDir.for_id("st")
-    res = render_stage(load_config("paper", overrides=["cluster.account=a", "cluster.partition=p"]), run, "multi_domain_rl", allow_unpinned=True, allow_dirty=True)
+    res = render_stage(load_config("paper", overrides=["cluster.account=a", "cluster.partition=p", "cluster.hf_home=/shared/hf"]), run, "multi_domain_rl", allow_unpinned=True, allow_dirty=True)
     return run, res
 
 

@@ -227,7 +227,7 @@ def test_stage_notebook_with_cluster_backend_renders_instead_of_training(runs_di
     pm.execute_notebook(str(project_root / "notebooks" / "30_cascade_rl_stage.ipynb"), str(out),
                         parameters={"run_id": "paper-nb", "profile": "paper", "backend": "cluster", "stage": "if_rl",
                                     # render refuses a job without a Slurm account and partition
-                                    "overrides": ["cluster.account=acct", "cluster.partition=batch"],
+                                    "overrides": ["cluster.account=acct", "cluster.partition=batch", "cluster.hf_home=/shared/hf"],
                                     "allow_unpinned": True, "allow_dirty": True}, kernel_name="python3",
                         progress_bar=False)
     nb = nbformat.read(out, as_version=4)

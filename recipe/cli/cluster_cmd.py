@@ -23,11 +23,12 @@ def _fail(msg: str) -> None:
 
 
 def _render(profile: Optional[str], stage: str, run_id: str, out: Optional[Path], allow_unpinned: bool,
-            allow_dirty: bool, set_: list[str], input_model: Optional[str] = None):
+            allow_dirty: bool, set_: list[str], input_model: Optional[str] = None, defer_teachers: bool = False):
     from recipe.cluster import notebook_api
 
     return notebook_api.render_stage(run_id, stage, allow_unpinned=allow_unpinned, allow_dirty=allow_dirty,
-                                     profile=profile, overrides=tuple(set_), out=out, input_model=input_model)
+                                     profile=profile, overrides=tuple(set_), out=out, input_model=input_model,
+                                     defer_teachers=defer_teachers)
 
 
 @app.command("lock")
@@ -71,9 +72,13 @@ def render(
                                                           "stage's (e.g. the RLHF teacher branch from SFT)."),
     diff: bool = typer.Option(False, help="Print our keys vs the NeMo-RL release defaults."),
     check: bool = typer.Option(False, help="Validate against a NeMo-RL checkout ($RECIPE_NEMO_RL_DIR or /opt/nemo-rl): "
-                                           "keys exist, defaults inheritance loads, values survive the merge."),
+                                           "keys exist, defaults inheritance loads, values survive the merge; and the "
+                                           "start-up rules of the Gym servers and NeMo-RL entry points."),
+    explain: bool = typer.Option(False, help="Print per job: nodes/GPUs by role, entry script, container, mounts, "
+                                             "environment, segments and expected wall time, log locations."),
 ) -> None:
-    """Write the NeMo-RL YAML, launch.sh (sbatch around ray.sub), convert.sh and provenance. Submits nothing."""
+    """Write the NeMo-RL YAML, launch.sh (sbatch around ray.sub), convert.sh and provenance. Submits nothing.
+    With --stage all, MOPD's teachers are links the chain's teacher-selection job fills (as `submit --stage all`)."""
     from recipe.cluster import notebook_api
     from recipe.config import STAGE_PLAN, ConfigError
 
@@ -81,13 +86,18 @@ def render(
     try:
         for s in stages:
             res = _render(profile, s, run_id, out / s if (out and stage == "all") else out, allow_unpinned,
-                          allow_dirty, set_, input_model)
+                          allow_dirty, set_, input_model, defer_teachers=(stage == "all" and s == "mopd"))
             for w in res.warnings:
                 console.print(f"[yellow]warning:[/] {w}")
             for f in res.files:
                 console.print(f"wrote {f}")
             if diff:
                 console.print(notebook_api.config_diff(res), markup=False)
+            if explain:
+                from recipe.cluster.explain import explain as explain_text
+                from recipe.runs.layout import RunDir
+
+                typer.echo(explain_text(notebook_api.load_run_config(RunDir.for_id(run_id), profile, tuple(set_)), res))
             if check:
                 from recipe.cluster.release import ReleaseTree
                 from recipe.cluster.validate import check_render
@@ -95,12 +105,14 @@ def render(
                 tree = ReleaseTree.find()
                 if tree is None:
                     _fail("--check needs NeMo-RL's configs: export RECIPE_NEMO_RL_DIR=<clone at v0.7.0>")
-                problems = check_render(res.jobs, tree)
+                from recipe.cluster.startup import check_jobs
+
+                problems = check_render(res.jobs, tree) + check_jobs(res.jobs)
                 for p in problems:
                     console.print(f"[red]invalid:[/] {p}", markup=True)
                 if problems:
                     raise typer.Exit(1)
-                console.print(f"{s}: valid against {tree.root} and NeMo-Gym's parser rules")
+                console.print(f"{s}: valid against {tree.root}, NeMo-Gym's parser rules and the start-up rules")
     except typer.Exit:   # click's Exit is a RuntimeError: keep --check's own exit status
         raise
     except (*_ERRORS, ConfigError) as e:
@@ -118,7 +130,8 @@ def submit(
     input_model: Optional[str] = typer.Option(None, help="Start from this HF checkpoint (see render)."),
     from_stage: Optional[str] = typer.Option(None, "--from", help="--stage all: first stage of the chain."),
     until: Optional[str] = typer.Option(None, "--until", help="--stage all: last stage of the chain."),
-    segments: int = typer.Option(1, help="--stage all: 4-hour segments submitted per stage (singleton-chained)."),
+    segments: Optional[int] = typer.Option(None, help="--stage all: segments per stage (singleton-chained); default: "
+                                                       "each stage's steps x its estimated step time."),
     do_submit: bool = typer.Option(False, "--submit", help="Actually call sbatch (default: print the commands)."),
 ) -> None:
     """Render the stage, then submit its launch script(s) only with --submit. ``--stage all`` (or --from/--until)
@@ -164,7 +177,7 @@ def submit(
         _fail(str(e))
 
 
-def _chain_dry_run(cfg, run, *, from_stage, until, segments: int, profile: str, overrides: list[str],
+def _chain_dry_run(cfg, run, *, from_stage, until, segments: Optional[int], profile: str, overrides: list[str],
                    render_kw: dict) -> None:
     """Render and validate every job of the chain, print the sbatch lines in order; exit 1 if any is refused."""
     from recipe.cluster.chain import plan_chain
@@ -177,7 +190,9 @@ def _chain_dry_run(cfg, run, *, from_stage, until, segments: int, profile: str, 
                       overrides=overrides, tree=tree, gym=gym)
     echo = typer.echo   # plain output: sbatch lines must not be wrapped or read as markup
     echo(f"dry run of the chain for run {run.run_id} ({len(plan)} jobs; add --submit to submit). Job ids are shown "
-         f"as $JOB_<job>; each stage's launch script runs its sbatch line {segments} time(s) (SEGMENTS).")
+         f"as $JOB_<job> (a training job's is its conversion job's, the last it submits); each launch script runs its "
+         f"sbatch line once per segment (SEGMENTS"
+         + (f"={segments} for every stage)." if segments else ", per stage below)."))
     echo(f"Gym configs from {gym.describe()}")
     if tree is None:
         echo("NOT CHECKED: NeMo-RL's MasterConfig rules (keys, inheritance, v0.7.0 types) need the release's configs: "
@@ -186,10 +201,14 @@ def _chain_dry_run(cfg, run, *, from_stage, until, segments: int, profile: str, 
         verdict = "REFUSED" if job.problems else "ok"
         echo(f"[{i}/{len(plan)}] {job.stage}/{job.job}: {verdict}"
              + (f" (checked: {'; '.join(job.checked)})" if job.checked else ""))
+        if job.segments:
+            echo(f"  {job.segments}")
         if job.launch:
             echo(f"  {job.launch}")
         if job.sbatch:
             echo(f"  {job.var}=$({job.sbatch})")
+        if job.convert:
+            echo(f"  then the conversion job, which the next job waits for: {job.convert}")
         for p in job.problems:
             echo(f"  refused: {p}")
     refused = [j.job for j in plan if j.problems]

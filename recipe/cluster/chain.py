@@ -27,16 +27,15 @@ import json
 import os
 import shlex
 import subprocess
-import sys
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Optional
 
+from recipe.cluster.selection_job import SELECTION_JOB, selection_argv
 from recipe.config import STAGE_PLAN
 from recipe.runs.layout import RunDir
 
-SELECTION_JOB = "teacher_selection"
 VALIDATION_TAG_PREFIX = "validation/"   # nemo_rl/algorithms/grpo.py @ v0.7.0: prefix="validation", joined with "/"
 
 
@@ -57,21 +56,6 @@ def chain_stages(run: RunDir, *, from_stage: Optional[str] = None, until: Option
 
 def _job_ids(stdout: str) -> list[str]:
     return [ln.split()[1] for ln in stdout.splitlines() if ln.startswith("submitted ") and len(ln.split()) > 1]
-
-
-def selection_argv(cfg, run: RunDir, *, dependency: Optional[str], profile: str, project_root: Path,
-                   overrides: list[str]) -> list[str]:
-    """The teacher-selection job's ``sbatch`` command (a 1-node CPU job running ``recipe cluster select-teachers``)."""
-    cl = cfg.cluster
-    log_dir = run.stage_dir("mopd") / "teacher_selection"
-    inner = (f"cd {shlex.quote(str(project_root))} && RECIPE_RUNS_DIR={shlex.quote(str(run.path.parent))} "
-             f"{shlex.quote(sys.executable)} -m recipe.cli cluster select-teachers --run-id {shlex.quote(run.run_id)} "
-             f"--profile {shlex.quote(profile)}" + "".join(f" -s {shlex.quote(o)}" for o in overrides))
-    args = ["sbatch", "--parsable", f"--job-name=recipe-{run.run_id}-{SELECTION_JOB}", "--nodes=1", "--time=01:00:00",
-            f"--account={cl.account}", f"--partition={cl.partition}", f"--output={log_dir}/%j.out"]
-    if dependency:
-        args.append(f"--dependency={dependency}")
-    return args + ["--wrap", inner]
 
 
 def _sbatch_selection(cfg, run: RunDir, *, dependency: Optional[str], profile: str, project_root: Path,
@@ -120,6 +104,8 @@ class PlannedJob:
     config: Optional[Path] = None
     problems: list[str] = field(default_factory=list)
     checked: list[str] = field(default_factory=list)   # which rule sets were applied
+    segments: str = ""                                  # how many segments, expected wall time
+    convert: Optional[str] = None                       # the conversion job's sbatch line (after the last segment)
 
     @property
     def var(self) -> str:
@@ -127,7 +113,22 @@ class PlannedJob:
 
 
 def _dep_expr(var: Optional[str]) -> Optional[str]:
-    return f"afterok:${var}" if var else None
+    return f"afterok:{var}" if var else None
+
+
+def _after(stage: str, prev: Optional[str], last: dict[str, str], cfg) -> Optional[str]:
+    """What a stage's first job waits for: the job before it, except a side branch (``rlhf_branch``) that waits
+    only for its input stage (SFT) and the teacher selection, which waits for every chained stage before MOPD."""
+    if stage == "rlhf_branch":
+        return last.get(cfg.input_stage(stage))
+    if stage == SELECTION_JOB:
+        ids = [v for s, v in last.items() if s in STAGE_PLAN[:STAGE_PLAN.index("mopd")]]
+        return ":".join(dict.fromkeys(ids)) or None
+    return prev
+
+
+def _vars(ids: Optional[str]) -> Optional[str]:
+    return ":".join(f"$JOB_{i}" for i in ids.split(":")) if ids else None
 
 
 def plan_chain(cfg, run: RunDir, *, from_stage: Optional[str] = None, until: Optional[str] = None,
@@ -143,7 +144,7 @@ def plan_chain(cfg, run: RunDir, *, from_stage: Optional[str] = None, until: Opt
     from recipe.cluster import provenance
     from recipe.cluster.nrl_yaml import load_yaml
     from recipe.cluster.render import render_stage, require_slurm_target
-    from recipe.cluster.sbatch import segment_line
+    from recipe.cluster.sbatch import convert_line, segment_line
     from recipe.cluster.validate import check_file, gym_problems, release_keys, release_types
 
     require_slurm_target(cfg.cluster)
@@ -151,26 +152,31 @@ def plan_chain(cfg, run: RunDir, *, from_stage: Optional[str] = None, until: Opt
     stages = chain_stages(run, from_stage=from_stage, until=until)
     known = release_keys(tree) if tree is not None else None
     types = release_types(tree) if tree is not None else None
+    from recipe.cluster.startup import check_jobs
+
     out: list[PlannedJob] = []
     prev: Optional[str] = None
+    last: dict[str, str] = {}      # stage -> its last job's name ($JOB_<name>)
     for stage in stages:
         if stage == "mopd":
-            dep = _dep_expr(prev)
+            dep = _dep_expr(_vars(_after(SELECTION_JOB, prev, last, cfg)))
             argv = selection_argv(cfg, run, dependency=dep, profile=profile, project_root=project_root,
                                   overrides=list(overrides or []))
             line = " ".join(a if a.startswith("--dependency=") else shlex.quote(a) for a in argv)
             out.append(PlannedJob("mopd", SELECTION_JOB, dep, line,
                                   problems=selection_problems(cfg, run, stages[:stages.index("mopd")]),
                                   checked=["teacher routing slots"]))
-            prev = out[-1].var
+            prev = SELECTION_JOB
         try:
             res = render_stage(cfg, run, stage, defer_teachers=(stage == "mopd"), **(render_kw or {}))
         except (ValueError, KeyError, RuntimeError, FileNotFoundError) as e:
-            out.append(PlannedJob(stage, stage, _dep_expr(prev), None, problems=[f"not rendered: {e}"]))
-            prev = out[-1].var
+            out.append(PlannedJob(stage, stage, _dep_expr(_vars(_after(stage, prev, last, cfg))), None,
+                                  problems=[f"not rendered: {e}"]))
+            prev = last[stage] = stage
             continue
+        after = _after(stage, prev, last, cfg)
         for job in res.jobs:
-            dep = _dep_expr(prev)
+            dep = _dep_expr(_vars(after))
             if tree is not None:
                 problems = check_file(job.config_path, tree, known=known, types=types, expected=job.overrides,
                                       gym=gym)
@@ -178,15 +184,19 @@ def plan_chain(cfg, run: RunDir, *, from_stage: Optional[str] = None, until: Opt
             else:
                 problems = gym_problems(load_yaml(job.config_path), gym)
                 checked = ["NeMo-Gym parser rules"]
+            problems += check_jobs([job], gym)
+            checked.append("start-up rules of the Gym servers and NeMo-RL entry points")
             line = segment_line(job.sbatch_args, "singleton" + (f",{dep}" if dep else ""), job.log_dir)
             launch = (f"DEPENDENCY={dep} " if dep else "") + f"bash {shlex.quote(str(job.launch_path))}"
-            out.append(PlannedJob(stage, job.name, dep, line, launch, job.config_path, problems, checked))
-            prev = out[-1].var
+            out.append(PlannedJob(stage, job.name, dep, line, launch, job.config_path, problems, checked,
+                                  job.segments.describe() if job.segments else "",
+                                  convert_line(job.sbatch_args, job.log_dir, str(job.convert_path))))
+            prev = last[stage] = after = job.name
     return out
 
 
 def submit_chain(cfg, run: RunDir, *, from_stage: Optional[str] = None, until: Optional[str] = None,
-                 segments: int = 1, profile: str = "paper", render_kw: Optional[dict] = None,
+                 segments: Optional[int] = None, profile: str = "paper", render_kw: Optional[dict] = None,
                  project_root: Optional[Path] = None, overrides: Optional[list[str]] = None) -> list[dict[str, Any]]:
     """Render and submit the stages of the range as one afterok chain; returns (and writes to ``chain.json``) one
     entry per submitted job: stage, job, Slurm ids, dependency."""
@@ -199,19 +209,23 @@ def submit_chain(cfg, run: RunDir, *, from_stage: Optional[str] = None, until: O
     if not stages:
         raise RuntimeError(f"nothing to submit: every stage of the range is done in run {run.run_id}")
     env = {k: v for k, v in os.environ.items() if k not in ("DEPENDENCY",)}
-    env["SEGMENTS"] = str(segments)
+    if segments:   # else each launch script's own count (steps x estimated step time)
+        env["SEGMENTS"] = str(segments)
     prev: Optional[str] = None
+    last: dict[str, str] = {}      # stage -> its last Slurm job id
     out: list[dict[str, Any]] = []
     for stage in stages:
         if stage == "mopd":
-            dep = f"afterok:{prev}" if prev else None
+            after = _after(SELECTION_JOB, prev, last, cfg)
+            dep = f"afterok:{after}" if after else None
             jid = _sbatch_selection(cfg, run, dependency=dep, profile=profile, project_root=project_root, env=env,
                                     overrides=list(overrides or []))
             out.append({"stage": "mopd", "job": SELECTION_JOB, "job_ids": [jid], "dependency": dep})
             prev = jid
         res = render_stage(cfg, run, stage, defer_teachers=(stage == "mopd"), **(render_kw or {}))
+        after = _after(stage, prev, last, cfg)
         for job in res.jobs:
-            dep = f"afterok:{prev}" if prev else None
+            dep = f"afterok:{after}" if after else None
             jenv = {**env, **({"DEPENDENCY": dep} if dep else {})}
             p = subprocess.run(["bash", str(job.launch_path)], capture_output=True, text=True, env=jenv, timeout=300)
             if p.returncode != 0:
@@ -220,7 +234,7 @@ def submit_chain(cfg, run: RunDir, *, from_stage: Optional[str] = None, until: O
             if not ids:
                 raise RuntimeError(f"submitting {job.name}: sbatch printed no job id ({p.stdout.strip()[-300:]})")
             out.append({"stage": stage, "job": job.name, "job_ids": ids, "dependency": dep})
-            prev = ids[-1]   # the next job waits for this stage's last segment
+            prev = last[stage] = after = ids[-1]   # the next job waits for this stage's last segment
     record = {"submitted_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "stages": stages,
               "jobs": out}
     history = json.loads(chain_path(run).read_text()) if chain_path(run).is_file() else []

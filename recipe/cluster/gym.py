@@ -14,9 +14,12 @@ branch, not at the commit v0.7.0 pins: Gym ignores the unknown key, so those row
 computed and unused by the ``opd`` advantage).
 
 Judges (RECIPE.md §4: the GenRM for RLHF, Qwen3-235B-A22B-Thinking-2507 trained on HelpSteer3 (paper §4.5), served as
-the checkpoint NVIDIA's stage3_rlhf.yaml names; Qwen3-235B-A22B-Instruct-2507 for long
-context, GPT-OSS-120B for agentless SWE) are configured models (``cluster.judges``) served by Gym on its own GPU
-nodes (``env.nemo_gym.num_gpu_nodes``, as NVIDIA's ``nemotron-3-super/stage3_rlhf.yaml`` does), never the policy.
+the checkpoint NVIDIA's stage3_rlhf.yaml names; Qwen3-235B-A22B-Instruct-2507 for long context) are configured models
+(``cluster.judges``) served by Gym on its own GPU nodes (``env.nemo_gym.num_gpu_nodes``, as NVIDIA's
+``nemotron-3-super/stage3_rlhf.yaml`` does), never the policy. Agentless SWE serves no judge: its resources server
+(``swerl_llm_judge`` at the pinned Gym) scores the ``<solution>`` letter and calls no model. Every judge is started
+the way ``recipe.cluster.startup`` checks: ``VLLM_RAY_DP_PACK_STRATEGY``, bounded context and memory, weights in the
+shared cache.
 """
 from __future__ import annotations
 
@@ -31,7 +34,7 @@ GENRM_CONFIG = "resources_servers/genrm_compare/configs/genrm_compare.yaml"
 
 # Which configured judge (cluster.judges.<name>) a domain / SWE phase needs, and how it is wired into Gym.
 DOMAIN_JUDGE = {"rlhf": "genrm", "long_context": "long_context_judge"}
-PHASE_JUDGE = {"agentless": "swe_judge"}
+PHASE_JUDGE: dict[str, str] = {}   # agentless: swerl_llm_judge calls no model (Gym d67ad661)
 # Gym's swe_agents marks container_formatter and dataset_path mandatory ('???'); both agent instances of
 # swebench_openhands_training.yaml need them (NVIDIA's prefetch_super_all_envs.yaml sets dummies for the dry run).
 SWE_AGENT_INSTANCES = ("swe_agents_train", "swe_agents_val")
@@ -88,7 +91,8 @@ def check_rows(path: Path, expected_agents: set[str], *, strict: bool = True) ->
 
 
 def _serve_kwargs(j) -> dict[str, Any]:
-    out = {"tensor_parallel_size": j.tensor, "data_parallel_size": j.data_parallel, "pipeline_parallel_size": 1}
+    out = {"tensor_parallel_size": j.tensor, "data_parallel_size": j.data_parallel, "pipeline_parallel_size": 1,
+           "max_model_len": j.max_model_len, "gpu_memory_utilization": j.gpu_memory_utilization}
     if j.reasoning_parser:
         out["reasoning_parser"] = j.reasoning_parser
     return out
@@ -107,8 +111,16 @@ REASONING_OFF_POLICY: dict[str, Any] = {
 }
 
 
+def _local_vllm(j, hf_home: str | None) -> dict[str, Any]:
+    """Keys every Gym local vLLM judge needs to start (``recipe.cluster.startup``): the pack strategy Gym asserts
+    (``span`` when a replica is wider than a node), the shared download cache, and the serve layout."""
+    strategy = "span" if j.tensor > 8 else "strict"
+    return {"hf_home": hf_home, "vllm_serve_env_vars": {"VLLM_RAY_DP_PACK_STRATEGY": strategy},
+            "vllm_serve_kwargs": _serve_kwargs(j)}
+
+
 def judge_blocks(judges: dict[str, Any], *, policy_model: str, section: Any = None,
-                 generations_per_prompt: int | None = None) -> dict[str, Any]:
+                 generations_per_prompt: int | None = None, hf_home: str | None = None) -> dict[str, Any]:
     """``env.nemo_gym`` entries that serve and wire the configured judges; refuses an unset judge or the policy.
 
     * ``genrm``: ``genrm_model_name`` (genrm_compare.yaml's ``model: ${genrm_model_name}``), the ``genrm_model``
@@ -132,7 +144,7 @@ def judge_blocks(judges: dict[str, Any], *, policy_model: str, section: Any = No
             # uses_reasoning_parser follows the judge (genrm_compare.yaml's default is false; NVIDIA's
             # nemotron-3-super/stage3_rlhf.yaml serves its GenRM with true and vLLM's reasoning_parser set)
             out["genrm_model"] = {"responses_api_models": {"genrm_model": {
-                "uses_reasoning_parser": j.reasoning, "vllm_serve_kwargs": _serve_kwargs(j)}}}
+                "uses_reasoning_parser": j.reasoning, **_local_vllm(j, hf_home)}}}
             gs: dict[str, Any] = {}
             if generations_per_prompt:
                 gs["num_rollouts_per_prompt"] = generations_per_prompt
@@ -152,8 +164,7 @@ def judge_blocks(judges: dict[str, Any], *, policy_model: str, section: Any = No
             out["judge_model_name"] = j.model
             out["judge_model"] = {"responses_api_models": {"local_vllm_model": {
                 "entrypoint": "app.py", "model": j.model, "return_token_id_information": False,
-                "uses_reasoning_parser": j.reasoning, "vllm_serve_kwargs": _serve_kwargs(j),
-                "vllm_serve_env_vars": {}}}}
+                "uses_reasoning_parser": j.reasoning, **_local_vllm(j, hf_home)}}}
             if name == "long_context_judge":
                 out["equivalence_llm_judge"] = {"resources_servers": {"equivalence_llm_judge": {
                     "judge_model_server": {"type": "responses_api_models", "name": "judge_model"}}}}
@@ -177,7 +188,12 @@ def swe_agent_blocks(container_formatter: str | None, dataset_paths: dict[str, s
 def gym_overrides(domains: list[str], *, mopd: bool, phase: str | None = None) -> dict[str, Any]:
     """``env.*`` keys (nested) for a stage: Gym on, config paths, server overrides."""
     envs = envs_for(domains, mopd=mopd, phase=phase)
-    nemo_gym: dict[str, Any] = {"config_paths": [VLLM_FOR_TRAINING] + [e.config_path for e in envs]}
+    # skip_venv_if_present: compute nodes are offline, the venvs are prefetched in the image (containers/Dockerfile);
+    # use_absolute_ip: swe_agents' runners on other nodes must reach the servers (NVIDIA's stage2_swe2.yaml sets it)
+    nemo_gym: dict[str, Any] = {"config_paths": [VLLM_FOR_TRAINING] + [e.config_path for e in envs],
+                                "skip_venv_if_present": True}
+    if any(e.server == "swe_agents" for e in envs):
+        nemo_gym["use_absolute_ip"] = True
     for e in envs:
         if e.server in SERVER_OVERRIDES:
             nemo_gym[e.server] = SERVER_OVERRIDES[e.server]
@@ -275,6 +291,11 @@ def prefetch_config(domains: list[str]) -> dict[str, Any]:
     # swe_agents marks container_formatter / dataset_path mandatory).
     nemo_gym["genrm_model_name"] = "dummy-genrm"
     nemo_gym["judge_model_name"] = "dummy-judge"
+    # The LLM judges' server (local_vllm_model) is no config_paths entry: the block is what makes its venv prefetched
+    # (the jobs set skip_venv_if_present and build none; genrm_compare.yaml brings genrm_model's).
+    nemo_gym["judge_model"] = {"responses_api_models": {"local_vllm_model": {
+        "entrypoint": "app.py", "model": "dummy-judge", "vllm_serve_env_vars": {"VLLM_RAY_DP_PACK_STRATEGY": "strict"},
+        "vllm_serve_kwargs": {"data_parallel_size": 1, "tensor_parallel_size": 1, "pipeline_parallel_size": 1}}}}
     if GENRM_CONFIG in paths:   # Gym's parser runs in the dry run too: genrm_compare.yaml's reasoning-off agent
         nemo_gym["policy_model_reasoning_off"] = REASONING_OFF_POLICY
     if any(e.server == "swe_agents" for e in envs):

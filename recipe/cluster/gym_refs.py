@@ -91,7 +91,10 @@ PINNED_GYM_CONFIGS: dict[str, dict[str, Any]] = {
         **_resources("genrm_compare_resources_server", "genrm_compare", "rlhf",
                      genrm_model_server=_ref("responses_api_models", "genrm_model")),
         "genrm_model": {"responses_api_models": {"genrm_model": {
-            "entrypoint": "app.py", "model": "${genrm_model_name}", "uses_reasoning_parser": False}}},
+            "entrypoint": "app.py", "model": "${genrm_model_name}", "uses_reasoning_parser": False, "hf_home": None,
+            "vllm_serve_env_vars": {"VLLM_RAY_DP_PACK_STRATEGY": "strict"},
+            "vllm_serve_kwargs": {"data_parallel_size": 2, "data_parallel_size_local": 2, "tensor_parallel_size": 4,
+                                  "pipeline_parallel_size": 1, "gpu_memory_utilization": 0.9}}}},
         **_agent("genrm_simple_agent", "genrm_compare_resources_server"),
         "genrm_simple_agent_reasoning_off": {"responses_api_agents": {"simple_agent": {
             "entrypoint": "app.py", "resources_server": _ref("resources_servers", "genrm_compare_resources_server"),

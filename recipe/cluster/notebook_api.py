@@ -42,12 +42,12 @@ def load_run_config(run: RunDir, profile: Optional[str] = None, overrides: tuple
 
 def render_stage(run_id: str, stage: str, *, allow_unpinned: bool = False, allow_dirty: bool = False,
                  profile: Optional[str] = None, overrides: tuple[str, ...] = (), out: Optional[Path] = None,
-                 input_model: Optional[str] = None) -> RenderResult:
+                 input_model: Optional[str] = None, defer_teachers: bool = False) -> RenderResult:
     run = RunDir.for_id(run_id)
     run.path.mkdir(parents=True, exist_ok=True)
     cfg = load_run_config(run, profile, overrides)
     return _render(cfg, run, stage, out=out, allow_unpinned=allow_unpinned, allow_dirty=allow_dirty,
-                   input_model=input_model)
+                   input_model=input_model, defer_teachers=defer_teachers)
 
 
 def config_diff(result: RenderResult, release_dir: Optional[Path] = None) -> str:

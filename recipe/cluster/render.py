@@ -29,6 +29,7 @@ from recipe.cluster.lock import read_lock, require_pinned
 from recipe.cluster.nrl_yaml import dump_yaml
 from recipe.cluster.release import BASE_CONFIGS, CONTAINER_SOURCE_DIR, ENTRY_POINTS, RELEASE_TAG, stage_kind
 from recipe.cluster.resume import plan_resume
+from recipe.cluster.segments import plan_segments
 from recipe.config.cluster_section import parse_slurm_time
 from recipe.config.schema import STAGE_PLAN
 from recipe.data.gym_envs import agent_for
@@ -50,6 +51,7 @@ class JobRender:
     base_config: str            # release path of the defaults parent
     sbatch_args: list[str] = field(default_factory=list)   # fixed sbatch options of a segment (launch.sh)
     log_dir: str = ""                                      # the segment's Slurm log dir (BASE_LOG_DIR)
+    segments: Any = None                                   # recipe.cluster.segments.SegmentPlan
 
 
 @dataclass
@@ -78,6 +80,11 @@ def must_save_by(time_limit: str, margin_min: int) -> str:
     h, s = divmod(s, 3600)
     m, s = divmod(s, 60)
     return f"{d:02d}:{h:02d}:{m:02d}:{s:02d}"
+
+
+def megatron_cache(hf_home: str) -> str:
+    """NeMo-RL's HF->Megatron conversion cache on the shared HF cache (its own default, ``$HF_HOME/nemo_rl``)."""
+    return f"{hf_home.rstrip('/')}/nemo_rl"
 
 
 def nest(flat: dict[str, Any]) -> dict[str, Any]:
@@ -116,6 +123,10 @@ def require_slurm_target(cl) -> None:
         raise ValueError(f"cluster.{' and cluster.'.join(missing)} not set: Slurm jobs need them (no placeholder is "
                          f"written). Pass e.g. --set cluster.account=<acct> --set cluster.partition=<part>, or set "
                          f"them in a site profile")
+    if not cl.hf_home or not str(cl.hf_home).startswith("/"):
+        raise ValueError("cluster.hf_home is not set to an absolute path: every node must share one HF cache (model "
+                         "and judge weights, NeMo-RL's HF->Megatron checkpoint; ray.sub mounts no home directory). "
+                         "Pass --set cluster.hf_home=/<shared fs>/hf_home, or set it in a site profile")
 
 
 def render_stage(cfg, run: RunDir, stage: str, *, out: Optional[Path] = None, allow_unpinned: bool = False,
@@ -152,8 +163,11 @@ def render_stage(cfg, run: RunDir, stage: str, *, out: Optional[Path] = None, al
     mounts = [f"{run.path.parent}:{run.path.parent}", *cl.mounts]
     if cl.data_root:
         mounts.append(f"{cl.data_root}:{cl.data_root}")
-    if cl.hf_home:
-        mounts.append(f"{cl.hf_home}:{cl.hf_home}")
+    mounts.append(f"{cl.hf_home}:{cl.hf_home}")
+    if stage == "swe_rl" and cl.swe_container_formatter:   # Gym's swe_agents reads <folder>/<instance>.sif
+        sif_dir = str(Path(cl.swe_container_formatter.replace("{instance_id}", "x")).parent)
+        if sif_dir.startswith("/"):
+            mounts.append(f"{sif_dir}:{sif_dir}")
     if not str(out_dir).startswith(str(run.path.parent) + "/"):
         mounts.append(f"{out_dir}:{out_dir}")
 
@@ -234,13 +248,9 @@ def render_stage(cfg, run: RunDir, stage: str, *, out: Optional[Path] = None, al
                                  f"tensor, data_parallel) to profiles/<profile>/cluster.yaml")
             judges = {j: cl.judges[j] for j in judge_names}
             nested["env"]["nemo_gym"].update(gym.judge_blocks(
-                judges, policy_model=input_model, section=section,
+                judges, policy_model=input_model, section=section, hf_home=cl.hf_home,
                 generations_per_prompt=getattr(section, "generations_per_prompt", None)))
             n_judge_nodes = sum(j.nodes for j in judges.values())
-            if phase == "agentless":
-                deviations.append("swerl_llm_judge (stored Gym commit) scores by the <solution> choice and has no "
-                                  "judge_model_server key: the configured swe_judge is served, but whether the pinned "
-                                  "Gym's server consults it must be checked on the cluster")
             if phase == "agentic":
                 nested["env"]["nemo_gym"].update(gym.swe_agent_blocks(cl.swe_container_formatter, dpaths))
             for p in gym.unverified(section.domains if not mopd else [], phase):
@@ -289,23 +299,26 @@ def render_stage(cfg, run: RunDir, stage: str, *, out: Optional[Path] = None, al
 
         convert_path = out_dir / f"{job_name}.convert.sh"
         steps = getattr(section, "steps", None)
+        seg = plan_segments(steps, res.step_time_s, time_limit, cl.checkpoint_must_save_by_margin_min,
+                            cl.segment_startup_s)
         write_text_atomic(convert_path, sbatch.convert_script(
             checkpoint_dir=str(plan.checkpoint_dir), hf_out=str(hf_out), input_model=input_model,
             input_revision=input_revision, max_steps=steps))
-        env = {"HF_HOME": cl.hf_home} if cl.hf_home else {}
+        # NeMo-RL writes the HF->Megatron initial checkpoint to $NRL_MEGATRON_CHECKPOINT_DIR (policy/utils.py)
+        env = {"HF_HOME": cl.hf_home, "NRL_MEGATRON_CHECKPOINT_DIR": megatron_cache(cl.hf_home)}
         spec = sbatch.LaunchSpec(
             job_name=f"recipe-{run.run_id}-{job_name}", nodes=total_nodes, gpus_per_node=res.gpus_per_node,
             time_limit=time_limit, account=cl.account, partition=cl.partition, container=container,
             mounts=mounts, snapshot_dir=str(snapshot), lock_file=str(snap_lock), entry_point=ENTRY_POINTS[kind],  # type: ignore[index]
             config_path=str(cfg_path), log_dir=str(nemo_dir / "slurm_logs"), convert_script=str(convert_path),
             env=env, warnings=warnings, allow_unpinned=allow_unpinned,
-            requires_env=["HF_TOKEN"] if kind == "sft" else [])
+            requires_env=["HF_TOKEN"] if kind == "sft" else [], segments=seg.segments)
         launch_path = out_dir / f"{job_name}.launch.sh"
         write_text_atomic(launch_path, sbatch.launch_script(spec))
         launch_path.chmod(0o755)
         convert_path.chmod(0o755)
         jobs.append(JobRender(job_name, kind, cfg_path, launch_path, convert_path, flat, plan.checkpoint_dir,
-                              hf_out, input_model, plan.resume_step, base, sbatch.segment_args(spec), spec.log_dir))
+                              hf_out, input_model, plan.resume_step, base, sbatch.segment_args(spec), spec.log_dir, seg))
         job_prov[job_name] = {
             "kind": kind, "config": str(cfg_path), "config_sha256": provenance.sha256_text(text),
             "base_config": base, "entry_point": ENTRY_POINTS[kind],  # type: ignore[index]
@@ -316,7 +329,7 @@ def render_stage(cfg, run: RunDir, stage: str, *, out: Optional[Path] = None, al
             "hf_checkpoint": str(hf_out), "data": {**provenance.data_revisions(data_dir), "agents": agent_counts},
             "deviations": deviations,
             "nodes": total_nodes, "teacher_nodes": n_teacher_nodes, "judge_nodes": n_judge_nodes,
-            "judges": {k: v.model_dump() for k, v in judges.items()}, "chat_template": template_prov, "gpus_per_node": res.gpus_per_node, "time_limit": time_limit,
+            "judges": {k: v.model_dump() for k, v in judges.items()}, "chat_template": template_prov, "gpus_per_node": res.gpus_per_node, "time_limit": time_limit, "segments": seg.segments,
         }
         input_model, input_revision = str(hf_out), None  # SWE agentic continues from agentless
 

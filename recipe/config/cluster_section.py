@@ -73,6 +73,8 @@ class StageResources(_S):
     generation_nodes: Optional[int] = Field(
         None, ge=1, description="Dedicated vLLM nodes (non-colocated generation); None = colocated with training.")
     teachers: Optional[TeacherResources] = Field(None, description="MOPD only: teacher worker shape.")
+    step_time_s: Optional[float] = Field(None, gt=0, description="Estimated seconds per training step: segments = "
+                                         "steps x step time over the usable part of a segment (cluster.segment_startup_s).")
     source: str = Field("", description="Which NVIDIA config this shape comes from (shown in RUN_AT_SCALE.md).")
 
     @field_validator("time_limit")
@@ -95,6 +97,10 @@ class JudgeSpec(_S):
     reasoning_parser: Optional[str] = Field(
         None, description="vLLM --reasoning-parser the judge is served with (vllm_serve_kwargs.reasoning_parser); "
                           "with reasoning: true Gym expects the reasoning split off by vLLM.")
+    max_model_len: Optional[int] = Field(None, ge=1, description="vLLM max_model_len of the judge (the start-up "
+                                         "check refuses it unset: vLLM's default is the model's full context).")
+    gpu_memory_utilization: Optional[float] = Field(None, gt=0, le=1, description="vLLM gpu_memory_utilization of "
+                                                    "the judge (refused unset; vLLM's default is 0.9).")
     source: str = Field("", description="Where the model choice comes from.")
 
     @model_validator(mode="after")
@@ -114,12 +120,16 @@ class ClusterSection(_S):
     checkpoint_must_save_by_margin_min: int = Field(
         20, ge=1, description="NeMo-RL checkpoint_must_save_by = time limit minus this many minutes "
                               "(Nano-3 RL: 00:03:40:00 under a 4 h limit = 20 min).")
+    segment_startup_s: float = Field(0, ge=0, description="Seconds a segment spends starting (Ray, vLLM, Gym "
+                                     "servers, model load) before it trains; used for the segment count.")
     mounts: list[str] = Field(default_factory=list, description="Extra container mounts SRC:DST (pyxis syntax). "
                                                                "The run root and the code snapshot are added.")
     data_root: Optional[str] = Field(None, description="Shared directory of the JSONL files per stage: NeMo-Gym rows "
                                                        "for RL stages, OpenAI-format chat rows for SFT "
                                                        "(<data_root>/<stage>/{train,validation}.jsonl; default: <run>/nemo_rl_data).")
-    hf_home: Optional[str] = Field(None, description="HF_HOME on the shared filesystem (model weights cache).")
+    hf_home: Optional[str] = Field(None, description="HF_HOME on the shared filesystem, seen by every node (model "
+                                                     "weights, judge downloads, NeMo-RL's HF->Megatron cache under "
+                                                     "<hf_home>/nemo_rl); rendering refuses while unset.")
     resume: str = Field("auto", description="auto: continue from the newest step_N of this stage; never: start in a "
                                             "fresh checkpoint dir; from_step=N: continue from step N (newer steps are "
                                             "moved aside, never deleted).")
@@ -127,7 +137,7 @@ class ClusterSection(_S):
         default_factory=dict, description="MOPD teacher slots 'branch:<name>': name -> converted HF checkpoint of a side "
                                           "branch run (e.g. rlhf_from_sft: the RLHF recipe applied to the SFT checkpoint).")
     judges: dict[str, JudgeSpec] = Field(default_factory=dict, description="Judge models by role: genrm (RLHF), "
-                                                                    "long_context_judge, swe_judge (agentless SWE).")
+                                                                    "long_context_judge.")
     chat_template: Literal["released", "recipe"] = Field(
         "recipe", description="SFT chat template: 'released' = the released model's own, from its pinned download "
                               "(paper); 'recipe' = the hand-written template of recipe.model.chat_template (tiny).")
