@@ -2,8 +2,9 @@
 or a unified diff, ``recipe.rewards.edits``) to an in-memory copy of the record's repository, write the copy into a
 fresh sandbox work dir and run the hidden tests there (``recipe.rewards.pytests``). Reward 1 only if every test
 passes. A malformed edit is reward 0 with its reason (``no_edit``, ``malformed_edit``, ``search_not_found``,
-``path_outside_repo`` ...), never an exception. The paper grades agentless repairs with an LLM judge (GPT-OSS-120B,
-NeMo-Gym ``swerl_llm_judge``): that is ``reward: llm_judge`` on the cluster backend.
+``path_outside_repo`` ...), never an exception. The paper grades agentless repairs with an LLM judge (GPT-OSS-120B);
+on the cluster backend the stage runs NeMo-Gym's ``swerl_llm_judge``, which at the pinned Gym commit scores the
+``<solution>`` choice and calls no model (docs/RUN_AT_SCALE.md).
 
 Spec fields: ``files`` ({path: text}), ``tests`` ({file: source}), ``path`` (file an unnamed block edits),
 ``time_limit_s``, ``memory_mb``.
