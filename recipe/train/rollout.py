@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import torch
 
 from recipe.model.chat_render import apply_template
-from recipe.model.decode_rows import DecodeRows
-from recipe.model.lean_decode import lean_decode_state, supports_lean_decode
+from recipe.model.decode.rows import DecodeRows
+from recipe.model.decode import lean_decode_state, supports_lean_decode
 from recipe.train.device import autocast
 
 _BUCKET_OVERHEAD_TOKENS = 2048  # one more forward costs about as much as this many extra padded tokens (tiny, CPU)
@@ -91,9 +91,9 @@ def generate(model, tokenizer, prompts: list[str], *, max_new_tokens: int, tempe
       per row per step, drawn for every row each step so a row's randomness does not depend on the others.
       Nothing process-wide is patched. ``greedy`` takes the argmax.
     - Decode steps after the prefill run a lean step on plain tensors (the same math without Hugging Face's
-      per-call overhead and cache copies): :class:`recipe.model.fast_decode.DecodeState` on NemotronH models,
-      :class:`recipe.model.fast_decode_llama.LlamaDecodeState` on Llama models; ``lean_decode=False`` or another
-      architecture uses :class:`HFDecodeState` (HF's cached forward) behind the same interface.
+      per-call overhead and cache copies), picked per architecture by :mod:`recipe.model.decode`:
+      ``NemotronHDecodeState`` or ``LlamaDecodeState``; ``lean_decode=False`` or another architecture uses
+      :class:`HFDecodeState` (HF's cached forward) behind the same interface.
     The output layout equals Hugging Face's: [left-padded prompt | response, pad after <|im_end|>]. The model runs
     on its own device (bf16 autocast on CUDA, ``recipe.train.device``); the returned batch is on the CPU.
     """
@@ -170,7 +170,7 @@ def _generate(model, tokenizer, prompts: list[str], *, max_new_tokens: int, temp
 
 
 class HFDecodeState:
-    """Hugging Face's cached forward behind the interface of :class:`DecodeState` (``select``, ``step``): the
+    """Hugging Face's cached forward behind the lean decode states' interface (``select``, ``step``): the
     decode path for models the lean step does not cover, and the reference it is tested against."""
 
     def __init__(self, model, cache, attention_mask_AS: torch.Tensor):
