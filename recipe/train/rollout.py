@@ -12,8 +12,12 @@ from dataclasses import dataclass
 import torch
 
 from recipe.model.chat_render import apply_template
-from recipe.model.decode.rows import DecodeRows
 from recipe.model.decode import lean_decode_state, supports_lean_decode
+from recipe.model.decode.checked_loop import decode_checked
+from recipe.model.decode.llama import LlamaDecodeState
+from recipe.model.decode.llama_static import StaticLlamaDecode
+from recipe.model.decode.rows import DecodeRows
+from recipe.model.decode.sampling import DeviceSampler, sample_inverse_cdf, top_p_filter  # noqa: F401 (re-export)
 from recipe.train.device import autocast
 
 _BUCKET_OVERHEAD_TOKENS = 2048  # one more forward costs about as much as this many extra padded tokens (tiny, CPU)
@@ -53,25 +57,6 @@ def response_text(tokenizer, ids: list[int]) -> str:
     return tokenizer.decode(out, skip_special_tokens=False)
 
 
-def top_p_filter(logits_BV: torch.Tensor, top_p: float) -> torch.Tensor:
-    """Nucleus filtering as Hugging Face's ``TopPLogitsWarper`` does it: drop the lowest-probability tokens whose
-    cumulative probability stays <= 1 - top_p (the most likely token is always kept)."""
-    if top_p >= 1.0:
-        return logits_BV
-    sorted_logits, sorted_idx = torch.sort(logits_BV, descending=False)
-    drop_sorted = sorted_logits.softmax(-1).cumsum(-1) <= (1 - top_p)
-    drop_sorted[..., -1:] = False
-    return logits_BV.masked_fill(drop_sorted.scatter(1, sorted_idx, drop_sorted), float("-inf"))
-
-
-def sample_inverse_cdf(probs_BV: torch.Tensor, u_B: torch.Tensor) -> torch.Tensor:
-    """One token per row by inverse-CDF sampling with the uniforms ``u_B``: the distribution of
-    ``torch.multinomial(probs, 1)`` at one random number per row (multinomial draws one per vocabulary entry)."""
-    cdf = probs_BV.float().cumsum(-1)
-    return torch.searchsorted(cdf, (u_B[:, None] * cdf[:, -1:]).contiguous(), right=True).clamp_(
-        max=probs_BV.shape[-1] - 1).squeeze(-1)
-
-
 def _unique_prompts(prompts: list[str]) -> tuple[list[str], torch.Tensor]:
     """Distinct prompts in first-seen order and, per input row, the index of its distinct prompt."""
     first: dict[str, int] = {}
@@ -81,7 +66,8 @@ def _unique_prompts(prompts: list[str]) -> tuple[list[str], torch.Tensor]:
 
 @torch.no_grad()
 def generate(model, tokenizer, prompts: list[str], *, max_new_tokens: int, temperature: float, top_p: float,
-             greedy: bool = False, lean_decode: bool = True) -> RolloutBatch:
+             greedy: bool = False, lean_decode: bool = True, static_decode: bool | None = None,
+             check_every: int = 8) -> RolloutBatch:
     """Sample responses with our own cached decoding loop (no Hugging Face ``generate``).
 
     - Prefix sharing: each distinct prompt is prefilled once and its KV / Mamba conv+SSM state is copied to every
@@ -94,12 +80,18 @@ def generate(model, tokenizer, prompts: list[str], *, max_new_tokens: int, tempe
       per-call overhead and cache copies), picked per architecture by :mod:`recipe.model.decode`:
       ``NemotronHDecodeState`` or ``LlamaDecodeState``; ``lean_decode=False`` or another architecture uses
       :class:`HFDecodeState` (HF's cached forward) behind the same interface.
+    - ``static_decode`` (default: on CUDA, for Llama models): the decode steps replay a captured CUDA graph on
+      static buffers (:mod:`recipe.model.decode.llama_static`), sampling runs on the device
+      (:class:`recipe.model.decode.sampling.DeviceSampler`) and the host looks for finished rows every
+      ``check_every`` tokens (:func:`recipe.model.decode.checked_loop.decode_checked`); same outputs and
+      distribution, other random numbers.
     The output layout equals Hugging Face's: [left-padded prompt | response, pad after <|im_end|>]. The model runs
     on its own device (bf16 autocast on CUDA, ``recipe.train.device``); the returned batch is on the CPU.
     """
     with autocast(_device(model)):
         return _generate(model, tokenizer, prompts, max_new_tokens=max_new_tokens, temperature=temperature,
-                         top_p=top_p, greedy=greedy, lean_decode=lean_decode)
+                         top_p=top_p, greedy=greedy, lean_decode=lean_decode, static_decode=static_decode,
+                         check_every=check_every)
 
 
 def _device(model) -> torch.device:
@@ -108,7 +100,8 @@ def _device(model) -> torch.device:
 
 
 def _generate(model, tokenizer, prompts: list[str], *, max_new_tokens: int, temperature: float, top_p: float,
-              greedy: bool, lean_decode: bool) -> RolloutBatch:
+              greedy: bool, lean_decode: bool, static_decode: bool | None = None,
+              check_every: int = 8) -> RolloutBatch:
     B = len(prompts)
     dev = _device(model)
     eos, pad = tokenizer.eos_token_id, tokenizer.pad_token_id
@@ -117,13 +110,20 @@ def _generate(model, tokenizer, prompts: list[str], *, max_new_tokens: int, temp
     if tokenizer.padding_side != "left" and bool((enc["attention_mask"][:, -1] == 0).any()):
         raise ValueError("generate needs a left-padding tokenizer (tokenizer.padding_side = 'left')")
     prompt_ids, prompt_attn = enc["input_ids"][inverse], enc["attention_mask"][inverse]
-    P = prompt_ids.shape[1]
     was_training = model.training
     model.eval()
     try:
         prefill = prefill_in_buckets if lean_decode and supports_lean_decode(model) else HFDecodeState.prefill
         state, logits_AV = prefill(model, enc["input_ids"].to(dev), enc["attention_mask"].to(dev), max_new_tokens,
                                    rows=inverse.to(dev))
+        if static_decode is None:
+            static_decode = dev.type == "cuda"
+        if static_decode and isinstance(state, LlamaDecodeState):
+            sampler = DeviceSampler(B, dev, temperature=temperature, top_p=top_p, greedy=greedy)
+            resp, inf_lp, finished = decode_checked(StaticLlamaDecode.for_state(state), logits_AV, sampler,
+                                                    max_new_tokens=max_new_tokens, eos=eos, pad=pad,
+                                                    check_every=check_every)
+            return _rollout_batch(tokenizer, prompt_ids, prompt_attn, resp, inf_lp, finished)
         resp = torch.full((B, max_new_tokens), pad, dtype=torch.long, device=dev)
         inf_lp = torch.zeros(B, max_new_tokens, device=dev)
         finished = torch.zeros(B, dtype=torch.bool, device=dev)
@@ -156,7 +156,13 @@ def _generate(model, tokenizer, prompts: list[str], *, max_new_tokens: int, temp
     finally:
         if was_training:
             model.train()
-    resp, inf_lp, finished = resp[:, :R].cpu(), inf_lp[:, :R].cpu(), finished.cpu()
+    return _rollout_batch(tokenizer, prompt_ids, prompt_attn, resp[:, :R].cpu(), inf_lp[:, :R].cpu(),
+                          finished.cpu())
+
+
+def _rollout_batch(tokenizer, prompt_ids, prompt_attn, resp, inf_lp, finished) -> RolloutBatch:
+    """The batch of the prompts and their responses (CPU tensors [B, R]), masked after each row's first eos."""
+    (B, P), R, eos = prompt_ids.shape, resp.shape[1], tokenizer.eos_token_id
     is_eos = resp == eos
     first_eos = torch.where(is_eos.any(1), is_eos.float().argmax(1), torch.full((B,), R))
     resp_mask = torch.arange(R)[None, :] <= first_eos[:, None]
