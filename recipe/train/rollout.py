@@ -231,7 +231,8 @@ def prefill_in_buckets(model, input_ids_US, attention_mask_US, max_new_tokens: i
     return state, torch.cat(logits)[pick]
 
 
-def sequence_logprobs(model, input_ids_BS, attention_mask_BS, mask_BS=None) -> torch.Tensor:
+def sequence_logprobs(model, input_ids_BS, attention_mask_BS, mask_BS=None, *, on_device: bool = False
+                      ) -> torch.Tensor:
     """log p(token_t | tokens_<t), aligned to positions ([B, S], position 0 = 0).
 
     With ``mask_BS`` only masked positions are computed (the LM head and softmax run on response tokens only,
@@ -244,20 +245,26 @@ def sequence_logprobs(model, input_ids_BS, attention_mask_BS, mask_BS=None) -> t
         logits = model(input_ids=input_ids_BS, attention_mask=attention_mask_BS, use_cache=False).logits
         lp = torch.log_softmax(logits[:, :-1].float(), -1).gather(-1, input_ids_BS[:, 1:].unsqueeze(-1)).squeeze(-1)
         return torch.cat([torch.zeros_like(lp[:, :1]), lp], 1)
-    # buckets are planned on the CPU; the model's device (bf16 autocast on CUDA) runs each bucket and its log-probs
-    # come back into one CPU tensor for the losses ([B, S]: small next to the model's work)
+    # buckets and the positions to score are planned on the CPU; the model's device (bf16 autocast on CUDA) runs each
+    # bucket; the log-probs land in one [B, S] tensor on the CPU, or (``on_device``) on the model's device, so that a
+    # trainer's loss and backward need no device -> host copy and no wait for the device
     dev = _device(model)
-    out = torch.zeros(input_ids_BS.shape, dtype=torch.float32)
+    input_ids_BS, attention_mask_BS, mask_BS = (t.cpu() for t in (input_ids_BS, attention_mask_BS, mask_BS))
+    out = torch.zeros(input_ids_BS.shape, dtype=torch.float32, device=dev if on_device else "cpu")
     for rows, lo, hi in length_buckets(input_ids_BS, attention_mask_BS, mask_BS):
-        ids, attn, mask = (t[rows, lo:hi].to(dev) for t in (input_ids_BS, attention_mask_BS, mask_BS))
+        ids, attn, mask = (t[rows, lo:hi] for t in (input_ids_BS, attention_mask_BS, mask_BS))
+        r_idx, c_idx = mask[:, 1:].bool().nonzero(as_tuple=True)
         with autocast(dev):
-            hidden_BSH = _hidden_states(model, ids, attn, mask)
-            sel = mask[:, 1:].bool()
-            logits_NV = model.lm_head(hidden_BSH[:, :-1][sel]).float()
-        lp_N = torch.log_softmax(logits_NV, -1).gather(-1, ids[:, 1:][sel].unsqueeze(-1)).squeeze(-1).cpu()
-        r_idx, c_idx = sel.cpu().nonzero(as_tuple=True)
-        out[rows[r_idx], lo + 1 + c_idx] = lp_N
+            hidden_BSH = _hidden_states(model, ids, attn, mask, dev)
+            logits_NV = model.lm_head(hidden_BSH[_to(r_idx, dev), _to(c_idx, dev)]).float()
+        lp_N = torch.log_softmax(logits_NV, -1).gather(-1, _to(ids[:, 1:][r_idx, c_idx], dev)[:, None]).squeeze(-1)
+        out[_to(rows[r_idx], out.device), _to(lo + 1 + c_idx, out.device)] = lp_N.to(out.device)
     return out
+
+
+def _to(t: torch.Tensor, dev: torch.device) -> torch.Tensor:
+    """A CPU tensor on ``dev`` without waiting for the device (a host -> device copy queued on its stream)."""
+    return t.to(dev, non_blocking=True)
 
 
 def length_buckets(input_ids_BS, attention_mask_BS, mask_BS, max_buckets: int = 6,
@@ -319,26 +326,28 @@ def right_padded_only(attention_mask_BS: torch.Tensor) -> bool:
     return bool(a[:, 0].all()) and bool((a[:, 1:] <= a[:, :-1]).all())
 
 
-def _hidden_states(model, input_ids_BS, attention_mask_BS, mask_BS) -> torch.Tensor:
-    """Final hidden states [B, S, H]. The columns before the first trained token (the prompt, in rollouts) run
-    once per distinct prefix when at most half the rows are distinct; their KV / Mamba conv+SSM states are then
-    copied (differentiably) to the rows that share them and only the remaining columns run per row. Values and
-    gradients equal the plain forward's (a shared prefix has identical activations in every row) at every position
-    that is not padding; right-padded rows run without a mask (:func:`right_padded_only`)."""
+def _hidden_states(model, input_ids_BS, attention_mask_BS, mask_BS, dev: torch.device) -> torch.Tensor:
+    """Final hidden states [B, S, H] on ``dev`` of CPU tensors (planned on the CPU: no device sync). The columns
+    before the first trained token (the prompt, in rollouts) run once per distinct prefix when at most half the rows
+    are distinct; their KV / Mamba conv+SSM states are then copied (differentiably) to the rows that share them and
+    only the remaining columns run per row. Values and gradients equal the plain forward's (a shared prefix has
+    identical activations in every row) at every position that is not padding; right-padded rows run without a
+    mask (:func:`right_padded_only`)."""
     cols = mask_BS.bool().any(0).nonzero()
     P = int(cols[0]) if len(cols) else 0
     B = input_ids_BS.shape[0]
     if P > 0:
         prefix = torch.cat([input_ids_BS[:, :P], attention_mask_BS[:, :P]], 1)
         uniq, inverse = torch.unique(prefix, dim=0, return_inverse=True)
+    ids, attn = _to(input_ids_BS, dev), _to(attention_mask_BS, dev)
     if P == 0 or 2 * len(uniq) > B:
-        mask = None if right_padded_only(attention_mask_BS) else attention_mask_BS
-        return model.model(input_ids=input_ids_BS, attention_mask=mask, use_cache=False)[0]
-    dev = input_ids_BS.device
-    first = torch.full((len(uniq),), B, dtype=torch.long, device=dev).scatter_reduce(
-        0, inverse, torch.arange(B, device=dev), reduce="amin")
-    head = model.model(input_ids=input_ids_BS[first, :P], attention_mask=attention_mask_BS[first, :P], use_cache=True)
+        mask = None if right_padded_only(attention_mask_BS) else attn
+        return model.model(input_ids=ids, attention_mask=mask, use_cache=False)[0]
+    first = _to(torch.full((len(uniq),), B, dtype=torch.long).scatter_reduce(0, inverse, torch.arange(B),
+                                                                               reduce="amin"), dev)
+    inverse = _to(inverse, dev)
+    head = model.model(input_ids=ids[first, :P], attention_mask=attn[first, :P], use_cache=True)
     cache = head.cache
     cache.reorder_cache(inverse)
-    tail = model.model(input_ids=input_ids_BS[:, P:], attention_mask=attention_mask_BS, cache=cache, use_cache=True)
+    tail = model.model(input_ids=ids[:, P:], attention_mask=attn, cache=cache, use_cache=True)
     return torch.cat([head[0][inverse], tail[0]], 1)
