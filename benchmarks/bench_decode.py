@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/bench_decode.py [--profile tiny|small] [--checkpoint DIR] [--device auto]
                                                 [--threads 2] [--repeats 6] [--ops] [--json PATH]
+                                                [--quick] [--rows N] [--cap N]
 
 Paths: ``hf`` (Hugging Face's cached forward, ``lean_decode=False``), ``lean`` (the eager lean step,
 ``static_decode=False``) and, for a Llama model (``--profile small``) on CUDA, ``graph`` (the static-buffer step
@@ -9,7 +10,8 @@ replayed as a CUDA graph, sampling on the device, finished rows checked every 8 
 llama_static). Each path runs once untimed first (a graph is captured at its first use), then ``--repeats`` times,
 alternating the order. For three batch shapes of the profile (IF-RL's prompts x generations at its cap: 256 rows on
 the small profile; multi-domain RL's tool prompts x generations; one validation batch of math prompts x samples at
-the evaluation cap) it prints each path's median milliseconds a decode step (the whole ``generate`` call, prefill
+the evaluation cap; ``--quick``: the first only, on the fastest path only, ``--rows`` / ``--cap`` resize it) it
+prints each path's median milliseconds a decode step (the whole ``generate`` call, prefill
 included, over the decode steps run) and tokens a second.
 
 The floor of a decode step at the IF-RL shape: the bytes one step must read, the model's bf16 weights (parameters
@@ -52,7 +54,9 @@ def weight_bytes(model) -> int:
 def kv_bytes_per_token(model) -> int:
     cfg = model.config
     d = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
-    return cfg.num_hidden_layers * 2 * cfg.num_key_value_heads * d * 2
+    kinds = getattr(cfg, "layers_block_type", None)       # NemotronH: only its attention layers keep K/V
+    layers = sum(k == "full_attention" for k in kinds) if kinds else cfg.num_hidden_layers
+    return layers * 2 * cfg.num_key_value_heads * d * 2
 
 
 def floor_ms_per_step(model, ro) -> float:
@@ -75,6 +79,10 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=6)
     ap.add_argument("--ops", action="store_true", help="profile one IF-RL batch and print the top operators")
     ap.add_argument("--json", type=Path, default=None, help="write the IF-RL shape's figures here")
+    ap.add_argument("--quick", action="store_true", help="the IF-RL shape only, on the fastest path only")
+    ap.add_argument("--rows", type=int, default=None, help="IF-RL shape: prompts x generations = ROWS (generations "
+                    "as the profile's)")
+    ap.add_argument("--cap", type=int, default=None, help="IF-RL shape: this many new tokens")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     from recipe.config import load_config
@@ -95,13 +103,16 @@ def main() -> None:
     device = resolve_device(a.device)
     model.to(device).eval()
     paths = ["hf", "lean"] + (["graph"] if device.type == "cuda" and is_lean_llama(model) else [])
+    if a.quick:
+        paths = paths[-1:]
     rng = random.Random(0)
     ev = cfg.evaluation
-    shapes = [("instruction_following", cfg.if_rl.prompts_per_step, cfg.if_rl.generations_per_prompt,
-               cfg.if_rl.max_response_tokens),
+    group = cfg.if_rl.generations_per_prompt
+    shapes = [("instruction_following", max(1, a.rows // group) if a.rows else cfg.if_rl.prompts_per_step, group,
+               a.cap or cfg.if_rl.max_response_tokens),
               ("tool_call", cfg.multi_domain_rl.prompts_per_step, cfg.multi_domain_rl.generations_per_prompt,
                cfg.multi_domain_rl.max_response_tokens),
-              ("math", ev.batch_size, ev.samples_per_prompt, ev.cap_for("math"))]
+              ("math", ev.batch_size, ev.samples_per_prompt, ev.cap_for("math"))][:1 if a.quick else 3]
 
     def prompts_for(dom: str, n: int, group: int) -> list[str]:
         records = pool(splits[dom]["train"], "rl")
