@@ -17,7 +17,7 @@ from recipe.model.decode.checked_loop import decode_checked
 from recipe.model.decode.llama import LlamaDecodeState
 from recipe.model.decode.llama_static import StaticLlamaDecode
 from recipe.model.decode.rows import DecodeRows
-from recipe.model.decode.sampling import DeviceSampler, sample_inverse_cdf, top_p_filter  # noqa: F401 (re-export)
+from recipe.model.decode.sampling import DeviceSampler, sample_inverse_cdf, top_p_filter
 from recipe.train.device import autocast
 
 _BUCKET_OVERHEAD_TOKENS = 2048  # one more forward costs about as much as this many extra padded tokens (tiny, CPU)
