@@ -22,6 +22,7 @@ at this size, and a direct capture keeps the CPU path the very same Python code 
 """
 from __future__ import annotations
 
+import warnings
 import weakref
 
 import torch
@@ -112,7 +113,10 @@ class StaticLlamaDecode:
         self.tok[:self.n] = tok_A
         if not self.use_graph:
             return self._step(self.Ab)[:self.n]
-        graph, out = self.graphs.get(self.Ab) or self._capture(self.Ab)
+        captured = self.graphs.get(self.Ab) or self._capture(self.Ab)
+        if captured is None:                       # capture failed (warned): the same step, launched eagerly
+            return self._step(self.Ab)[:self.n]
+        graph, out = captured
         graph.replay()
         return out[:self.n]
 
@@ -144,10 +148,17 @@ class StaticLlamaDecode:
         for dst, src in zip((self.pos, self.row_pos, self.mask), saved):
             dst.copy_(src)
         graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph), torch.autocast("cuda", dtype=dtype, cache_enabled=False):
-            out = self._step(Ab)
+        try:
+            with torch.cuda.graph(graph), torch.autocast("cuda", dtype=dtype, cache_enabled=False):
+                out = self._step(Ab)
+        except RuntimeError as e:   # a run should not die for want of a graph: say so, and decode without one
+            warnings.warn(f"CUDA graph capture of the decode step failed ({e}); decoding without graphs")
+            self.use_graph = False
+            out = None
         for dst, src in zip((self.pos, self.row_pos, self.mask), saved):   # capture recorded, did not run
             dst.copy_(src)
+        if out is None:
+            return None
         self.graphs[Ab] = (graph, out)
         return graph, out
 
