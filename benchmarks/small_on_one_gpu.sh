@@ -71,12 +71,13 @@ timeout -k 15 "$run_s" "$py" -m recipe.cli run --profile small --no-notebooks --
   || echo "recipe run stopped (exit $?): the stages it finished stay in runs/$run_id"
 
 echo "== 3. compare-to-start on the last finished stage (at most $(left) s)"
+runs=${RECIPE_RUNS_DIR:-runs}
+mkdir -p "$runs/$run_id/eval/before_after"   # compare-to-start writes its table there before any suite has
 for mode in "" --start-instruct; do
   # shellcheck disable=SC2086  # $mode is empty or one flag
   timeout -k 10 "$(left)" "$py" -m recipe.cli compare-to-start --run-id "$run_id" --tiny-limit "${TINY_LIMIT:-64}" \
     --ifeval "${IFEVAL:-541}" $mode || echo "compare-to-start $mode stopped (exit $?)"
 done
-runs=${RECIPE_RUNS_DIR:-runs}
 cp "$runs/$run_id"/eval/before_after/comparison*.json "$out/" 2>/dev/null || true
 
 echo "== 4. what each finished stage cost and scored"
