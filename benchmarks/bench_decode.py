@@ -1,33 +1,73 @@
-"""Generation with the lean decode step vs Hugging Face's cached forward, same process, alternated.
+"""Generation by each decode path on the same prompts and seed, alternated, and the memory-bandwidth floor.
 
     .venv/bin/python benchmarks/bench_decode.py [--profile tiny|small] [--checkpoint DIR] [--device auto]
-                                                [--threads 2] [--repeats 6] [--ops]
+                                                [--threads 2] [--repeats 6] [--ops] [--json PATH]
+                                                [--quick] [--rows N] [--cap N]
 
-For three batch shapes of the profile (IF-RL's prompts x generations at its cap, multi-domain RL's tool prompts x
-generations, one validation batch of math prompts x samples at the evaluation cap) it times
-``generate(..., lean_decode=True)`` and ``lean_decode=False`` on the same prompts and seed, alternating which runs
-first, and prints the medians, the decode steps run, milliseconds a step and the ratio. Both paths sample the same
-rows (tests/test_rollout.py, tests/test_llama_path.py), so the work is identical up to float rounding.
+Paths: ``hf`` (Hugging Face's cached forward, ``lean_decode=False``), ``lean`` (the eager lean step,
+``static_decode=False``) and, for a Llama model (``--profile small``) on CUDA, ``graph`` (the static-buffer step
+replayed as a CUDA graph, sampling on the device, finished rows checked every 8 tokens; recipe.model.decode.
+llama_static). Each path runs once untimed first (a graph is captured at its first use), then ``--repeats`` times,
+alternating the order. For three batch shapes of the profile (IF-RL's prompts x generations at its cap: 256 rows on
+the small profile; multi-domain RL's tool prompts x generations; one validation batch of math prompts x samples at
+the evaluation cap; ``--quick``: the first only, on the fastest path only, ``--rows`` / ``--cap`` resize it) it
+prints each path's median milliseconds a decode step (the whole ``generate`` call, prefill
+included, over the decode steps run) and tokens a second.
+
+The floor of a decode step at the IF-RL shape: the bytes one step must read, the model's bf16 weights (parameters
+x 2 bytes) plus the K/V of every cached token of every row still generating (layers x 2 x kv heads x head dim x 2
+bytes a token, summed over the run's steps and divided by them), over an H200's ~4.3 TB/s (HBM3e, NVIDIA's
+datasheet: 4.8 TB/s peak; 4.3 is what a streaming read reaches). The last line gives the fastest path's ms a step,
+the floor and their ratio; ``--json`` writes them ({rows, ms_per_step, floor_ms_per_step, tokens_per_s, path}).
 
 - ``--profile tiny`` (default): the tiny model of ``--checkpoint`` (default runs/tiny-seed0/01_sft/checkpoint);
 - ``--profile small``: SmolLM2 from the small profile's ``model.name`` (``recipe model import``), on ``--device``
   (auto: CUDA when present, bf16 autocast as the trainers run it);
-- ``--ops``: after the table, the 15 most expensive operators of one lean IF-RL batch (``torch.profiler``; CUDA
-  time on a GPU, CPU time otherwise).
+- ``--ops``: after the table, the 15 most expensive operators of one IF-RL batch on the fastest path
+  (``torch.profiler``; CUDA time on a GPU, CPU time otherwise).
 """
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import statistics
 import time
+from pathlib import Path
 
 import torch
+
+HBM_BYTES_PER_S = 4.3e12  # an H200's sustained read bandwidth (see the module docstring)
+PATHS = {"hf": {"lean_decode": False}, "lean": {"static_decode": False}, "graph": {"static_decode": True}}
 
 
 def _sync(device: torch.device) -> None:
     if device.type == "cuda":
         torch.cuda.synchronize()
+
+
+def weight_bytes(model) -> int:
+    """The model's parameters in bf16, tied ones counted once."""
+    return 2 * sum(p.numel() for p in {id(p): p for p in model.parameters()}.values())
+
+
+def kv_bytes_per_token(model) -> int:
+    cfg = model.config
+    d = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
+    kinds = getattr(cfg, "layers_block_type", None)       # NemotronH: only its attention layers keep K/V
+    layers = sum(k == "full_attention" for k in kinds) if kinds else cfg.num_hidden_layers
+    return layers * 2 * cfg.num_key_value_heads * d * 2
+
+
+def floor_ms_per_step(model, ro) -> float:
+    """The bandwidth floor of one decode step of the rollout ``ro``: weights + the K/V its steps read, per step."""
+    prompt = ro.attention_mask_BS.sum(1) - ro.mask_BS.sum(1)
+    n_new = ro.mask_BS.sum(1)
+    steps = max(1, int(n_new.max()))
+    # row b reads prompt_b + t cached tokens at its steps t = 0 .. n_new_b - 1
+    kv_tokens = float((prompt * n_new + n_new * (n_new - 1) / 2).sum())
+    per_step = weight_bytes(model) + kv_tokens * kv_bytes_per_token(model) / steps
+    return 1e3 * per_step / HBM_BYTES_PER_S
 
 
 def main() -> None:
@@ -37,12 +77,18 @@ def main() -> None:
     ap.add_argument("--device", default="auto")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=6)
-    ap.add_argument("--ops", action="store_true", help="profile one lean IF-RL batch and print the top operators")
+    ap.add_argument("--ops", action="store_true", help="profile one IF-RL batch and print the top operators")
+    ap.add_argument("--json", type=Path, default=None, help="write the IF-RL shape's figures here")
+    ap.add_argument("--quick", action="store_true", help="the IF-RL shape only, on the fastest path only")
+    ap.add_argument("--rows", type=int, default=None, help="IF-RL shape: prompts x generations = ROWS (generations "
+                    "as the profile's)")
+    ap.add_argument("--cap", type=int, default=None, help="IF-RL shape: this many new tokens")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     from recipe.config import load_config
     from recipe.domains import build_tiny_splits, pool
     from recipe.model import load_checkpoint
+    from recipe.model.decode.llama import is_lean_llama
     from recipe.model.pretrained import load_pretrained
     from recipe.train.device import resolve_device
     from recipe.train.rollout import generate, render_prompt
@@ -56,46 +102,71 @@ def main() -> None:
         model, tok = load_checkpoint(a.checkpoint or "runs/tiny-seed0/01_sft/checkpoint")
     device = resolve_device(a.device)
     model.to(device).eval()
+    paths = ["hf", "lean"] + (["graph"] if device.type == "cuda" and is_lean_llama(model) else [])
+    if a.quick:
+        paths = paths[-1:]
     rng = random.Random(0)
     ev = cfg.evaluation
-    shapes = [("instruction_following", cfg.if_rl.prompts_per_step, cfg.if_rl.generations_per_prompt,
-               cfg.if_rl.max_response_tokens),
+    group = cfg.if_rl.generations_per_prompt
+    shapes = [("instruction_following", max(1, a.rows // group) if a.rows else cfg.if_rl.prompts_per_step, group,
+               a.cap or cfg.if_rl.max_response_tokens),
               ("tool_call", cfg.multi_domain_rl.prompts_per_step, cfg.multi_domain_rl.generations_per_prompt,
                cfg.multi_domain_rl.max_response_tokens),
-              ("math", ev.batch_size, ev.samples_per_prompt, ev.cap_for("math"))]
+              ("math", ev.batch_size, ev.samples_per_prompt, ev.cap_for("math"))][:1 if a.quick else 3]
 
     def prompts_for(dom: str, n: int, group: int) -> list[str]:
         records = pool(splits[dom]["train"], "rl")
         return [render_prompt(tok, r, True) for r in rng.sample(records, min(n, len(records))) for _ in range(group)]
 
-    print(f"{a.profile} profile on {device} ({a.threads} threads), median of {a.repeats}")
-    print(f"{'batch':<42} {'HF decode':>10} {'lean':>10} {'steps':>6} {'HF ms/step':>11} {'lean ms/step':>13}"
-          f" {'ratio':>7}")
+    def run(path: str, prompts: list[str], cap: int, seed: int):
+        torch.manual_seed(seed)
+        _sync(device)
+        t0 = time.perf_counter()
+        ro = generate(model, tok, prompts, max_new_tokens=cap, temperature=1.0, top_p=1.0, **PATHS[path])
+        _sync(device)
+        return time.perf_counter() - t0, ro
+
+    print(f"{a.profile} profile on {device} ({a.threads} threads), median of {a.repeats}; ms a decode step / "
+          f"tokens a second")
+    print(f"{'batch':<42} {'steps':>6}" + "".join(f" {p + ' ms':>10} {p + ' tok/s':>11}" for p in paths))
+    first = None
     for dom, n, group, cap in shapes:
-        times: dict[bool, list[float]] = {True: [], False: []}
-        steps: dict[bool, list[int]] = {True: [], False: []}
+        for p in paths:                                   # untimed: graph capture, allocator, kernels' first use
+            run(p, prompts_for(dom, n, group), cap, 0)
+        times: dict[str, list[float]] = {p: [] for p in paths}
+        steps: dict[str, list[int]] = {p: [] for p in paths}
+        toks: dict[str, list[int]] = {p: [] for p in paths}
+        last = None
         for rep in range(a.repeats):
             prompts = prompts_for(dom, n, group)
-            for lean in ((True, False) if rep % 2 else (False, True)):
-                torch.manual_seed(rep)
-                _sync(device)
-                t0 = time.perf_counter()
-                ro = generate(model, tok, prompts, max_new_tokens=cap, temperature=1.0, top_p=1.0, lean_decode=lean)
-                _sync(device)
-                times[lean].append(time.perf_counter() - t0)
-                steps[lean].append(int(ro.mask_BS.sum(1).max()))
-        hf, lean = statistics.median(times[False]), statistics.median(times[True])
-        n_steps = statistics.median(steps[True])
-        print(f"{dom + f' ({n} x {group}, {cap} tokens)':<42} {hf:>9.3f}s {lean:>9.3f}s {n_steps:>6.0f}"
-              f" {1e3 * hf / n_steps:>11.1f} {1e3 * lean / n_steps:>13.1f} {hf / lean:>6.2f}x")
+            for p in (paths if rep % 2 else paths[::-1]):
+                s, ro = run(p, prompts, cap, rep)
+                times[p].append(s)
+                steps[p].append(int(ro.mask_BS.sum(1).max()))
+                toks[p].append(int(ro.mask_BS.sum()))
+                last = ro
+        row = {p: (1e3 * statistics.median(times[p]) / max(1, statistics.median(steps[p])),
+                   statistics.median(toks[p]) / statistics.median(times[p])) for p in paths}
+        print(f"{dom + f' ({n} x {group}, {cap} tokens)':<42} {statistics.median(steps[paths[0]]):>6.0f}"
+              + "".join(f" {row[p][0]:>10.1f} {row[p][1]:>11.0f}" for p in paths))
+        if first is None:
+            first = (n * group, row, floor_ms_per_step(model, last))
+    rows, row, floor = first
+    best = min(row, key=lambda p: row[p][0])
+    print(f"IF-RL shape, {rows} rows: {best} {row[best][0]:.2f} ms a step, {row[best][1]:.0f} tokens/s; bandwidth "
+          f"floor {floor:.3f} ms a step (bf16 weights {weight_bytes(model) / 1e6:.0f} MB + K/V, at "
+          f"{HBM_BYTES_PER_S / 1e12:.1f} TB/s) -> {row[best][0] / floor:.1f}x the floor")
+    if a.json:
+        a.json.write_text(json.dumps({"rows": rows, "ms_per_step": round(row[best][0], 3),
+                                      "floor_ms_per_step": round(floor, 4), "tokens_per_s": round(row[best][1], 1),
+                                      "path": best, "device": str(device)}, indent=1))
     if a.ops:
         dom, n, group, cap = shapes[0]
         prompts = prompts_for(dom, n, group)
         activities = [torch.profiler.ProfilerActivity.CPU] + (
             [torch.profiler.ProfilerActivity.CUDA] if device.type == "cuda" else [])
         with torch.profiler.profile(activities=activities) as prof:
-            generate(model, tok, prompts, max_new_tokens=cap, temperature=1.0, top_p=1.0)
-            _sync(device)
+            run(best, prompts, cap, 0)
         key = "device_time_total" if device.type == "cuda" else "cpu_time_total"
         print(prof.key_averages().table(sort_by=key, row_limit=15, max_name_column_width=48))
 

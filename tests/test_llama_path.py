@@ -12,12 +12,12 @@ import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 
 from recipe.model.chat_render import apply_template
-from recipe.model.lean_decode import supports_lean_decode
+from recipe.model.decode import supports_lean_decode
+from recipe.model.decode.llama import LlamaDecodeState
 from recipe.model.tokenizer import train_tokenizer
 from recipe.train.advantages import AdvantageInputs, get_estimator
 from recipe.train.device import autocast
 from recipe.train.losses import grpo_loss, mopd_loss
-from recipe.model.fast_decode_llama import LlamaDecodeState
 from recipe.train.rollout import HFDecodeState, generate, prefill_in_buckets, sequence_logprobs
 from recipe.train.state import load_state, save_state
 

@@ -224,17 +224,17 @@ def test_length_buckets_are_the_optimal_split_of_their_order(monkeypatch):
 
 
 def test_lean_decode_step_equals_hugging_face_cached_forward(tiny):
-    """DecodeState (plain tensors, dense MoE) gives HF's logits at every step, also after rows are dropped and
-    repeated (select), on left-padded prompts of different lengths."""
-    from recipe.model.fast_decode import DecodeState
-    from recipe.model.lean_decode import supports_lean_decode
+    """NemotronHDecodeState (plain tensors, dense MoE) gives HF's logits at every step, also after rows are dropped
+    and repeated (select), on left-padded prompts of different lengths."""
+    from recipe.model.decode import supports_lean_decode
+    from recipe.model.decode.nemotron_h import NemotronHDecodeState
 
     model, tok, prompts = tiny
     assert supports_lean_decode(model)
     enc = tok(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
     with torch.no_grad():
         out = model(**enc, use_cache=True, logits_to_keep=1)
-        state = DecodeState.from_hf_cache(model, out.cache, enc["attention_mask"], max_new_tokens=6)
+        state = NemotronHDecodeState.from_hf_cache(model, out.cache, enc["attention_mask"], max_new_tokens=6)
         cache, attn = out.cache, enc["attention_mask"]
         tok_A = out.logits[:, -1].argmax(-1)
         for t in range(6):
@@ -266,7 +266,7 @@ def test_lean_and_hugging_face_decoding_sample_the_same_rows(tiny):
 
 def test_prefill_in_length_buckets_equals_one_padded_prefill(tiny):
     """Prompts prefilled in separate length buckets, joined with left-padded keys, decode as one padded batch."""
-    from recipe.model.fast_decode import DecodeState
+    from recipe.model.decode.nemotron_h import NemotronHDecodeState
     from recipe.train.rollout import prefill_in_buckets
 
     model, tok, prompts = tiny
@@ -275,7 +275,7 @@ def test_prefill_in_length_buckets_equals_one_padded_prefill(tiny):
     assert len(set(lengths.tolist())) >= 3
     with torch.no_grad():
         out = model(**enc, use_cache=True, logits_to_keep=1)
-        one = DecodeState.from_hf_cache(model, out.cache, enc["attention_mask"], max_new_tokens=4)
+        one = NemotronHDecodeState.from_hf_cache(model, out.cache, enc["attention_mask"], max_new_tokens=4)
         split, logits = prefill_in_buckets(model, enc["input_ids"], enc["attention_mask"], 4, overhead_tokens=0)
         assert split.key_mask_AL.shape == one.key_mask_AL.shape and split.pos == one.pos
         assert torch.equal(split.key_mask_AL, one.key_mask_AL)

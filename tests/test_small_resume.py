@@ -1,6 +1,7 @@
 """A small-profile stage killed after a step checkpoint resumes on the real SmolLM2 weights: model and optimizer
 (tied embeddings included) come back from the step state, only the remaining steps run, and the stage ends where an
-uninterrupted one ends. The kill is deterministic (raised right after step 2's metrics row is written, before
+uninterrupted one ends. The states follow the profile's time budget (``run.state_save_every_s``), set to 0 here so
+that every step but the last saves one. The kill is deterministic (raised right after step 2's metrics row is written, before
 anything else), as the tiny profile's resume tests do it."""
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ from recipe.train.context import StageContext
 from recipe.train.sft import train_sft
 
 pytestmark = [pytest.mark.slow, pytest.mark.starts_first(rank=4)]
-OVERRIDES = ["@small-smoke", "sft.steps=3", "sft.save_every=2", "sft.max_seq_len=96", "sft.lr=1e-4"]
+OVERRIDES = ["@small-smoke", "sft.steps=3", "run.state_save_every_s=0", "sft.save_every=1000", "sft.max_seq_len=96",
+             "sft.lr=1e-4"]
 TIMING = {"time_s"}
 
 
@@ -47,7 +49,7 @@ def test_killed_small_sft_resumes_after_its_last_saved_step(tmp_path, monkeypatc
     with pytest.raises(Killed):
         train_sft(victim, victim.cfg.sft)
     monkeypatch.undo()
-    assert len(victim.run.read_metrics("sft")) == 3  # steps 0..2 logged, the state covers 2 steps
+    assert len(victim.run.read_metrics("sft")) == 3  # steps 0..2 logged, the last state covers 2 steps
     del victim
     capsys.readouterr()
 

@@ -42,6 +42,9 @@ class RunSection(_Section):
     device: Literal["cpu", "cuda", "auto"] = "cpu"
     fused_optimizer: bool = Field(False, description="AdamW's fused kernel instead of the per-tensor foreach one: the "
                                   "same update up to float rounding, faster on large models (recipe.train.optimizer).")
+    state_save_every_s: Optional[float] = Field(
+        None, ge=0, description="Write a stage's step state (its resume point) after the first step that ends this "
+        "many seconds after the last save, instead of every `save_every` steps (recipe.train.state.SaveClock).")
 
 
 class TinyDomainSpec(_Section):

@@ -37,7 +37,7 @@ from recipe.train.optimizer import adamw
 from recipe.train.progress import progress_bar
 from recipe.train.rollout import RolloutBatch, generate, record_thinking, render_prompt, sequence_logprobs
 from recipe.train.schedule import lr_at
-from recipe.train.state import resume_step, save_state, step_seed
+from recipe.train.state import SaveClock, resume_step, save_state, step_seed
 
 
 def rl_prompt_pools(ctx: StageContext, scfg: RLStageConfig) -> dict[str, list[dict]]:
@@ -246,6 +246,7 @@ def train_rl(ctx: StageContext, scfg: RLStageConfig, *, teachers: dict | None = 
     start = resume_step(ctx.state_dir, ctx.model, opt, ctx.stage, scfg.steps)
     ctx.run.truncate_metrics(ctx.stage, start)
     bar = progress_bar(scfg.steps, start, ctx.stage, ctx.progress)
+    clock = SaveClock(scfg.save_every, ctx.cfg.run.state_save_every_s)
     for step in range(start, scfg.steps):
         m = rl_step(ctx, scfg, opt, step, pools, teachers=teachers, ref_model=ref_model)
         ctx.run.append_metrics(ctx.stage, m)
@@ -253,8 +254,9 @@ def train_rl(ctx: StageContext, scfg: RLStageConfig, *, teachers: dict | None = 
         bar.set_postfix(reward=f"{m['reward_mean']:.2f}")
         if scfg.teacher_candidate_every and (step + 1) % scfg.teacher_candidate_every == 0 and step + 1 < scfg.steps:
             save_checkpoint(ctx.model, ctx.tokenizer, candidate_dir(ctx.run, ctx.stage, step + 1))
-        if (step + 1) % scfg.save_every == 0 and step + 1 < scfg.steps:
+        if clock.due(step + 1, scfg.steps):
             save_state(ctx.state_dir, ctx.model, opt, step + 1)
+            clock.saved()
     bar.close()
     rows = ctx.run.read_metrics(ctx.stage)
     out = {"steps": scfg.steps, "final_reward_mean": rows[-1]["reward_mean"] if rows else None,

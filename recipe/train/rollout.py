@@ -12,8 +12,12 @@ from dataclasses import dataclass
 import torch
 
 from recipe.model.chat_render import apply_template
-from recipe.model.decode_rows import DecodeRows
-from recipe.model.lean_decode import lean_decode_state, supports_lean_decode
+from recipe.model.decode import lean_decode_state, supports_lean_decode
+from recipe.model.decode.checked_loop import decode_checked
+from recipe.model.decode.llama import LlamaDecodeState
+from recipe.model.decode.llama_static import StaticLlamaDecode
+from recipe.model.decode.rows import DecodeRows
+from recipe.model.decode.sampling import DeviceSampler, sample_inverse_cdf, top_p_filter
 from recipe.train.device import autocast
 
 _BUCKET_OVERHEAD_TOKENS = 2048  # one more forward costs about as much as this many extra padded tokens (tiny, CPU)
@@ -53,25 +57,6 @@ def response_text(tokenizer, ids: list[int]) -> str:
     return tokenizer.decode(out, skip_special_tokens=False)
 
 
-def top_p_filter(logits_BV: torch.Tensor, top_p: float) -> torch.Tensor:
-    """Nucleus filtering as Hugging Face's ``TopPLogitsWarper`` does it: drop the lowest-probability tokens whose
-    cumulative probability stays <= 1 - top_p (the most likely token is always kept)."""
-    if top_p >= 1.0:
-        return logits_BV
-    sorted_logits, sorted_idx = torch.sort(logits_BV, descending=False)
-    drop_sorted = sorted_logits.softmax(-1).cumsum(-1) <= (1 - top_p)
-    drop_sorted[..., -1:] = False
-    return logits_BV.masked_fill(drop_sorted.scatter(1, sorted_idx, drop_sorted), float("-inf"))
-
-
-def sample_inverse_cdf(probs_BV: torch.Tensor, u_B: torch.Tensor) -> torch.Tensor:
-    """One token per row by inverse-CDF sampling with the uniforms ``u_B``: the distribution of
-    ``torch.multinomial(probs, 1)`` at one random number per row (multinomial draws one per vocabulary entry)."""
-    cdf = probs_BV.float().cumsum(-1)
-    return torch.searchsorted(cdf, (u_B[:, None] * cdf[:, -1:]).contiguous(), right=True).clamp_(
-        max=probs_BV.shape[-1] - 1).squeeze(-1)
-
-
 def _unique_prompts(prompts: list[str]) -> tuple[list[str], torch.Tensor]:
     """Distinct prompts in first-seen order and, per input row, the index of its distinct prompt."""
     first: dict[str, int] = {}
@@ -81,7 +66,8 @@ def _unique_prompts(prompts: list[str]) -> tuple[list[str], torch.Tensor]:
 
 @torch.no_grad()
 def generate(model, tokenizer, prompts: list[str], *, max_new_tokens: int, temperature: float, top_p: float,
-             greedy: bool = False, lean_decode: bool = True) -> RolloutBatch:
+             greedy: bool = False, lean_decode: bool = True, static_decode: bool | None = None,
+             check_every: int = 8) -> RolloutBatch:
     """Sample responses with our own cached decoding loop (no Hugging Face ``generate``).
 
     - Prefix sharing: each distinct prompt is prefilled once and its KV / Mamba conv+SSM state is copied to every
@@ -91,15 +77,21 @@ def generate(model, tokenizer, prompts: list[str], *, max_new_tokens: int, tempe
       per row per step, drawn for every row each step so a row's randomness does not depend on the others.
       Nothing process-wide is patched. ``greedy`` takes the argmax.
     - Decode steps after the prefill run a lean step on plain tensors (the same math without Hugging Face's
-      per-call overhead and cache copies): :class:`recipe.model.fast_decode.DecodeState` on NemotronH models,
-      :class:`recipe.model.fast_decode_llama.LlamaDecodeState` on Llama models; ``lean_decode=False`` or another
-      architecture uses :class:`HFDecodeState` (HF's cached forward) behind the same interface.
+      per-call overhead and cache copies), picked per architecture by :mod:`recipe.model.decode`:
+      ``NemotronHDecodeState`` or ``LlamaDecodeState``; ``lean_decode=False`` or another architecture uses
+      :class:`HFDecodeState` (HF's cached forward) behind the same interface.
+    - ``static_decode`` (default: on CUDA, for Llama models): the decode steps replay a captured CUDA graph on
+      static buffers (:mod:`recipe.model.decode.llama_static`), sampling runs on the device
+      (:class:`recipe.model.decode.sampling.DeviceSampler`) and the host looks for finished rows every
+      ``check_every`` tokens (:func:`recipe.model.decode.checked_loop.decode_checked`); same outputs and
+      distribution, other random numbers.
     The output layout equals Hugging Face's: [left-padded prompt | response, pad after <|im_end|>]. The model runs
     on its own device (bf16 autocast on CUDA, ``recipe.train.device``); the returned batch is on the CPU.
     """
     with autocast(_device(model)):
         return _generate(model, tokenizer, prompts, max_new_tokens=max_new_tokens, temperature=temperature,
-                         top_p=top_p, greedy=greedy, lean_decode=lean_decode)
+                         top_p=top_p, greedy=greedy, lean_decode=lean_decode, static_decode=static_decode,
+                         check_every=check_every)
 
 
 def _device(model) -> torch.device:
@@ -108,7 +100,8 @@ def _device(model) -> torch.device:
 
 
 def _generate(model, tokenizer, prompts: list[str], *, max_new_tokens: int, temperature: float, top_p: float,
-              greedy: bool, lean_decode: bool) -> RolloutBatch:
+              greedy: bool, lean_decode: bool, static_decode: bool | None = None,
+              check_every: int = 8) -> RolloutBatch:
     B = len(prompts)
     dev = _device(model)
     eos, pad = tokenizer.eos_token_id, tokenizer.pad_token_id
@@ -117,13 +110,20 @@ def _generate(model, tokenizer, prompts: list[str], *, max_new_tokens: int, temp
     if tokenizer.padding_side != "left" and bool((enc["attention_mask"][:, -1] == 0).any()):
         raise ValueError("generate needs a left-padding tokenizer (tokenizer.padding_side = 'left')")
     prompt_ids, prompt_attn = enc["input_ids"][inverse], enc["attention_mask"][inverse]
-    P = prompt_ids.shape[1]
     was_training = model.training
     model.eval()
     try:
         prefill = prefill_in_buckets if lean_decode and supports_lean_decode(model) else HFDecodeState.prefill
         state, logits_AV = prefill(model, enc["input_ids"].to(dev), enc["attention_mask"].to(dev), max_new_tokens,
                                    rows=inverse.to(dev))
+        if static_decode is None:
+            static_decode = dev.type == "cuda"
+        if static_decode and isinstance(state, LlamaDecodeState):
+            sampler = DeviceSampler(B, dev, temperature=temperature, top_p=top_p, greedy=greedy)
+            resp, inf_lp, finished = decode_checked(StaticLlamaDecode.for_state(state), logits_AV, sampler,
+                                                    max_new_tokens=max_new_tokens, eos=eos, pad=pad,
+                                                    check_every=check_every)
+            return _rollout_batch(tokenizer, prompt_ids, prompt_attn, resp, inf_lp, finished)
         resp = torch.full((B, max_new_tokens), pad, dtype=torch.long, device=dev)
         inf_lp = torch.zeros(B, max_new_tokens, device=dev)
         finished = torch.zeros(B, dtype=torch.bool, device=dev)
@@ -156,7 +156,13 @@ def _generate(model, tokenizer, prompts: list[str], *, max_new_tokens: int, temp
     finally:
         if was_training:
             model.train()
-    resp, inf_lp, finished = resp[:, :R].cpu(), inf_lp[:, :R].cpu(), finished.cpu()
+    return _rollout_batch(tokenizer, prompt_ids, prompt_attn, resp[:, :R].cpu(), inf_lp[:, :R].cpu(),
+                          finished.cpu())
+
+
+def _rollout_batch(tokenizer, prompt_ids, prompt_attn, resp, inf_lp, finished) -> RolloutBatch:
+    """The batch of the prompts and their responses (CPU tensors [B, R]), masked after each row's first eos."""
+    (B, P), R, eos = prompt_ids.shape, resp.shape[1], tokenizer.eos_token_id
     is_eos = resp == eos
     first_eos = torch.where(is_eos.any(1), is_eos.float().argmax(1), torch.full((B,), R))
     resp_mask = torch.arange(R)[None, :] <= first_eos[:, None]
@@ -170,7 +176,7 @@ def _generate(model, tokenizer, prompts: list[str], *, max_new_tokens: int, temp
 
 
 class HFDecodeState:
-    """Hugging Face's cached forward behind the interface of :class:`DecodeState` (``select``, ``step``): the
+    """Hugging Face's cached forward behind the lean decode states' interface (``select``, ``step``): the
     decode path for models the lean step does not cover, and the reference it is tested against."""
 
     def __init__(self, model, cache, attention_mask_AS: torch.Tensor):
@@ -225,7 +231,8 @@ def prefill_in_buckets(model, input_ids_US, attention_mask_US, max_new_tokens: i
     return state, torch.cat(logits)[pick]
 
 
-def sequence_logprobs(model, input_ids_BS, attention_mask_BS, mask_BS=None) -> torch.Tensor:
+def sequence_logprobs(model, input_ids_BS, attention_mask_BS, mask_BS=None, *, on_device: bool = False
+                      ) -> torch.Tensor:
     """log p(token_t | tokens_<t), aligned to positions ([B, S], position 0 = 0).
 
     With ``mask_BS`` only masked positions are computed (the LM head and softmax run on response tokens only,
@@ -238,20 +245,26 @@ def sequence_logprobs(model, input_ids_BS, attention_mask_BS, mask_BS=None) -> t
         logits = model(input_ids=input_ids_BS, attention_mask=attention_mask_BS, use_cache=False).logits
         lp = torch.log_softmax(logits[:, :-1].float(), -1).gather(-1, input_ids_BS[:, 1:].unsqueeze(-1)).squeeze(-1)
         return torch.cat([torch.zeros_like(lp[:, :1]), lp], 1)
-    # buckets are planned on the CPU; the model's device (bf16 autocast on CUDA) runs each bucket and its log-probs
-    # come back into one CPU tensor for the losses ([B, S]: small next to the model's work)
+    # buckets and the positions to score are planned on the CPU; the model's device (bf16 autocast on CUDA) runs each
+    # bucket; the log-probs land in one [B, S] tensor on the CPU, or (``on_device``) on the model's device, so that a
+    # trainer's loss and backward need no device -> host copy and no wait for the device
     dev = _device(model)
-    out = torch.zeros(input_ids_BS.shape, dtype=torch.float32)
+    input_ids_BS, attention_mask_BS, mask_BS = (t.cpu() for t in (input_ids_BS, attention_mask_BS, mask_BS))
+    out = torch.zeros(input_ids_BS.shape, dtype=torch.float32, device=dev if on_device else "cpu")
     for rows, lo, hi in length_buckets(input_ids_BS, attention_mask_BS, mask_BS):
-        ids, attn, mask = (t[rows, lo:hi].to(dev) for t in (input_ids_BS, attention_mask_BS, mask_BS))
+        ids, attn, mask = (t[rows, lo:hi] for t in (input_ids_BS, attention_mask_BS, mask_BS))
+        r_idx, c_idx = mask[:, 1:].bool().nonzero(as_tuple=True)
         with autocast(dev):
-            hidden_BSH = _hidden_states(model, ids, attn, mask)
-            sel = mask[:, 1:].bool()
-            logits_NV = model.lm_head(hidden_BSH[:, :-1][sel]).float()
-        lp_N = torch.log_softmax(logits_NV, -1).gather(-1, ids[:, 1:][sel].unsqueeze(-1)).squeeze(-1).cpu()
-        r_idx, c_idx = sel.cpu().nonzero(as_tuple=True)
-        out[rows[r_idx], lo + 1 + c_idx] = lp_N
+            hidden_BSH = _hidden_states(model, ids, attn, mask, dev)
+            logits_NV = model.lm_head(hidden_BSH[_to(r_idx, dev), _to(c_idx, dev)]).float()
+        lp_N = torch.log_softmax(logits_NV, -1).gather(-1, _to(ids[:, 1:][r_idx, c_idx], dev)[:, None]).squeeze(-1)
+        out[_to(rows[r_idx], out.device), _to(lo + 1 + c_idx, out.device)] = lp_N.to(out.device)
     return out
+
+
+def _to(t: torch.Tensor, dev: torch.device) -> torch.Tensor:
+    """A CPU tensor on ``dev`` without waiting for the device (a host -> device copy queued on its stream)."""
+    return t.to(dev, non_blocking=True)
 
 
 def length_buckets(input_ids_BS, attention_mask_BS, mask_BS, max_buckets: int = 6,
@@ -313,26 +326,28 @@ def right_padded_only(attention_mask_BS: torch.Tensor) -> bool:
     return bool(a[:, 0].all()) and bool((a[:, 1:] <= a[:, :-1]).all())
 
 
-def _hidden_states(model, input_ids_BS, attention_mask_BS, mask_BS) -> torch.Tensor:
-    """Final hidden states [B, S, H]. The columns before the first trained token (the prompt, in rollouts) run
-    once per distinct prefix when at most half the rows are distinct; their KV / Mamba conv+SSM states are then
-    copied (differentiably) to the rows that share them and only the remaining columns run per row. Values and
-    gradients equal the plain forward's (a shared prefix has identical activations in every row) at every position
-    that is not padding; right-padded rows run without a mask (:func:`right_padded_only`)."""
+def _hidden_states(model, input_ids_BS, attention_mask_BS, mask_BS, dev: torch.device) -> torch.Tensor:
+    """Final hidden states [B, S, H] on ``dev`` of CPU tensors (planned on the CPU: no device sync). The columns
+    before the first trained token (the prompt, in rollouts) run once per distinct prefix when at most half the rows
+    are distinct; their KV / Mamba conv+SSM states are then copied (differentiably) to the rows that share them and
+    only the remaining columns run per row. Values and gradients equal the plain forward's (a shared prefix has
+    identical activations in every row) at every position that is not padding; right-padded rows run without a
+    mask (:func:`right_padded_only`)."""
     cols = mask_BS.bool().any(0).nonzero()
     P = int(cols[0]) if len(cols) else 0
     B = input_ids_BS.shape[0]
     if P > 0:
         prefix = torch.cat([input_ids_BS[:, :P], attention_mask_BS[:, :P]], 1)
         uniq, inverse = torch.unique(prefix, dim=0, return_inverse=True)
+    ids, attn = _to(input_ids_BS, dev), _to(attention_mask_BS, dev)
     if P == 0 or 2 * len(uniq) > B:
-        mask = None if right_padded_only(attention_mask_BS) else attention_mask_BS
-        return model.model(input_ids=input_ids_BS, attention_mask=mask, use_cache=False)[0]
-    dev = input_ids_BS.device
-    first = torch.full((len(uniq),), B, dtype=torch.long, device=dev).scatter_reduce(
-        0, inverse, torch.arange(B, device=dev), reduce="amin")
-    head = model.model(input_ids=input_ids_BS[first, :P], attention_mask=attention_mask_BS[first, :P], use_cache=True)
+        mask = None if right_padded_only(attention_mask_BS) else attn
+        return model.model(input_ids=ids, attention_mask=mask, use_cache=False)[0]
+    first = _to(torch.full((len(uniq),), B, dtype=torch.long).scatter_reduce(0, inverse, torch.arange(B),
+                                                                               reduce="amin"), dev)
+    inverse = _to(inverse, dev)
+    head = model.model(input_ids=ids[first, :P], attention_mask=attn[first, :P], use_cache=True)
     cache = head.cache
     cache.reorder_cache(inverse)
-    tail = model.model(input_ids=input_ids_BS[:, P:], attention_mask=attention_mask_BS, cache=cache, use_cache=True)
+    tail = model.model(input_ids=ids[:, P:], attention_mask=attn, cache=cache, use_cache=True)
     return torch.cat([head[0][inverse], tail[0]], 1)

@@ -3,7 +3,8 @@
 Each step draws ``global_batch`` examples (seeded per step), renders each in thinking or instruct mode
 (``mode_mix``) with the chat template, and trains on the assistant turn (reasoning, answer, tool calls and
 ``<|im_end|>``). The prompt is tokenized separately from the answer, exactly as at generation time.
-At paper scale, packing into 256K sequences happens in NeMo-RL (cluster backend); the local loop does not pack.
+At paper scale, packing into 256K sequences happens in NeMo-RL (cluster backend); the local loop does not pack: it
+runs each batch in length buckets (``recipe.train.rollout.length_buckets``), each trimmed to its own columns.
 """
 from __future__ import annotations
 
@@ -17,12 +18,12 @@ from recipe.config.stages import SFTConfig
 from recipe.domains import pool, to_sft_messages
 from recipe.model.chat_render import apply_template
 from recipe.train.context import StageContext
-from recipe.train.losses import sft_loss
+from recipe.train.device import model_device
 from recipe.train.optimizer import adamw
 from recipe.train.progress import progress_bar
 from recipe.train.rollout import render_prompt, sequence_logprobs
 from recipe.train.schedule import lr_at
-from recipe.train.state import resume_step, save_state, step_seed
+from recipe.train.state import SaveClock, resume_step, save_state, step_seed
 
 
 class SFTExamples:
@@ -71,6 +72,9 @@ def sft_records(train: list[dict], fraction: float | None = None) -> list[dict]:
 
 
 def train_sft(ctx: StageContext, scfg: SFTConfig) -> dict:
+    """The SFT loop. On CUDA nothing in a step waits for the device: the batch goes over without a sync, the log-probs
+    stay on the device (``sequence_logprobs(on_device=True)``), and the loss and gradient norm are read back every
+    ``log_every`` steps, before a state save and at the end (one metrics row a step still); on the CPU every step."""
     model, tok = ctx.model, ctx.tokenizer
     records = [r for d in ctx.cfg.domains.names for r in sft_records(ctx.splits[d]["train"], scfg.domain_fraction.get(d))]
     data = SFTExamples(tok, records, scfg.max_seq_len)
@@ -79,6 +83,20 @@ def train_sft(ctx: StageContext, scfg: SFTConfig) -> dict:
     start = resume_step(ctx.state_dir, model, opt, ctx.stage, scfg.steps)
     ctx.run.truncate_metrics(ctx.stage, start)
     total = scfg.planned_steps or scfg.steps
+    dev = model_device(model)
+    read_every = scfg.log_every if dev.type == "cuda" else 1
+    clock = SaveClock(scfg.save_every, ctx.cfg.run.state_save_every_s)
+    pending: list[tuple[dict, torch.Tensor, torch.Tensor]] = []   # (row, loss, grad norm) not read back yet
+
+    def flush() -> None:
+        if not pending:
+            return
+        values = torch.stack([torch.stack([loss, gn]) for _, loss, gn in pending]).tolist()  # one device read
+        for (row, _, _), (loss, gn) in zip(pending, values):
+            ctx.run.append_metrics(ctx.stage, {**row, "grad_norm": gn, "loss": loss})
+        bar.set_postfix(loss=f"{values[-1][0]:.3f}")
+        pending.clear()
+
     model.train()
     bar = progress_bar(scfg.steps, start, f"{ctx.stage}", ctx.progress)
     for step in range(start, scfg.steps):
@@ -91,19 +109,23 @@ def train_sft(ctx: StageContext, scfg: SFTConfig) -> dict:
         # One padded batch; sequence_logprobs runs it in trimmed length buckets (same loss and gradient).
         ids, attn, mask = data.collate(batch, tok.pad_token_id)
         n_tokens = int(mask.sum())
-        loss, _ = sft_loss(sequence_logprobs(model, ids, attn, mask), mask, normalizer=n_tokens)
+        lp = sequence_logprobs(model, ids, attn, mask, on_device=True)
+        # sft_loss's token mean, without its metrics' host reads
+        loss = -(lp * mask.to(lp.device, non_blocking=True)).sum() / max(1, n_tokens)
         loss.backward()
-        loss_sum = loss.item()
-        m = {"loss": loss_sum, "tokens": n_tokens}
         gn = torch.nn.utils.clip_grad_norm_(model.parameters(), scfg.grad_clip)
         opt.step()
         opt.zero_grad(set_to_none=True)
-        row = {"step": step, "lr": lr, "grad_norm": float(gn), "time_s": time.perf_counter() - t0, **m}
-        ctx.run.append_metrics(ctx.stage, row)
+        pending.append(({"step": step, "lr": lr, "time_s": time.perf_counter() - t0, "tokens": n_tokens},
+                        loss.detach().float(), gn.detach().float()))
         bar.update(1)
-        bar.set_postfix(loss=f"{m['loss']:.3f}")
-        if (step + 1) % scfg.save_every == 0 and step + 1 < scfg.steps:
+        save = clock.due(step + 1, scfg.steps)
+        if save or (step + 1 - start) % read_every == 0 or step + 1 == scfg.steps:
+            flush()
+        if save:
             save_state(ctx.state_dir, model, opt, step + 1)
+            clock.saved()
+    flush()
     bar.close()
     model.eval()
     rows = ctx.run.read_metrics(ctx.stage)

@@ -19,7 +19,7 @@ import torch
 
 from recipe.config.schema import EvaluationSection
 from recipe.stats import item_means, mean_ci
-from recipe.validation.in_process import validate_in_process
+from recipe.validation.in_process import validate_in_one_batch, validate_in_process
 from recipe.validation.lanes import validate_in_lanes
 
 
@@ -27,6 +27,9 @@ from recipe.validation.lanes import validate_in_lanes
 def validate_samples(model, tokenizer, splits: dict, domains: list[str], ecfg: EvaluationSection, *,
                      split: str = "val", thinking: bool = True, seed: int = 0) -> list[dict]:
     model.eval()
+    if next(model.parameters()).device.type == "cuda":   # one decode batch for the domains (in_process's docstring)
+        return validate_in_one_batch(model, tokenizer, splits, domains, ecfg, split=split, thinking=thinking,
+                                     seed=seed)
     if ecfg.lanes > 1 and len(domains) > 1:
         return validate_in_lanes(model, tokenizer, splits, domains, ecfg, split=split, thinking=thinking, seed=seed)
     return validate_in_process(model, tokenizer, splits, domains, ecfg, split=split, thinking=thinking, seed=seed)

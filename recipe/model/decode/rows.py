@@ -1,7 +1,7 @@
 """The per-row state a lean decode step keeps after the prompt, and the row bookkeeping every architecture shares:
 joining states prefilled in separate length buckets (``concat``) and keeping, dropping or repeating rows
-(``select``). The architectures' steps subclass it: NemotronH (:mod:`recipe.model.fast_decode`) and Llama
-(:mod:`recipe.model.fast_decode_llama`).
+(``select``). The architectures' steps subclass it: NemotronH (:mod:`recipe.model.decode.nemotron_h`) and Llama
+(:mod:`recipe.model.decode.llama`).
 
 - ``keys`` / ``values``: per attention layer, a buffer of ``prompt + max_new_tokens`` columns, next to
   ``key_mask_AL`` (which columns hold a real key);

@@ -1,9 +1,9 @@
 """A lean one-token decode step for NemotronH, for our generation loop (``recipe.train.rollout.generate``); Llama's
-is ``recipe.model.fast_decode_llama``, and ``recipe.model.lean_decode`` picks one per model.
+is :mod:`recipe.model.decode.llama`, and :mod:`recipe.model.decode` picks one per model.
 
 Hugging Face's forward costs ~5 ms per decode step on the tiny model, almost all of it per-call overhead: mask
-construction, cache objects, decorators and ~40 module calls for four layers. ``DecodeState`` holds the decode
-state in plain tensors and runs the same math layer by layer:
+construction, cache objects, decorators and ~40 module calls for four layers. ``NemotronHDecodeState`` holds the
+decode state in plain tensors and runs the same math layer by layer:
 
 - Mamba-2: the recurrent step of :func:`recipe.model.fast_mamba.mamba_decode_step` (conv window + SSM state);
 - attention (no positional encoding in NemotronH): a preallocated K/V buffer of ``prompt + max_new_tokens``
@@ -12,7 +12,8 @@ state in plain tensors and runs the same math layer by layer:
   top-k weights, 0 elsewhere). With 8 small experts that is cheaper than grouping rows by expert, and a zero
   weight adds exactly nothing, so only float rounding of the matmuls differs from HF's grouped kernel.
 
-The prompt is still prefilled by Hugging Face's forward; :meth:`DecodeState.from_hf_cache` takes over its cache.
+The prompt is still prefilled by Hugging Face's forward; :meth:`NemotronHDecodeState.from_hf_cache` takes over its
+cache.
 Equality with HF's cached forward (logits per step, greedy tokens) is tested in tests/test_rollout.py.
 """
 from __future__ import annotations
@@ -20,7 +21,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from recipe.model.decode_rows import DecodeRows
+from recipe.model.decode.rows import DecodeRows
 from recipe.model.fast_mamba import mamba_decode_step
 
 _SUPPORTED = {"linear_attention", "full_attention", "moe", "mlp"}
@@ -32,8 +33,8 @@ def is_lean_nemotron_h(model) -> bool:
             and set(getattr(cfg, "layers_block_type", [])) <= _SUPPORTED)
 
 
-class DecodeState(DecodeRows):
-    """NemotronH's per-row decode state (:class:`recipe.model.decode_rows.DecodeRows`); ``step`` feeds one token
+class NemotronHDecodeState(DecodeRows):
+    """NemotronH's per-row decode state (:class:`recipe.model.decode.rows.DecodeRows`); ``step`` feeds one token
     per row."""
 
     def __init__(self, *args, **kwargs):
@@ -42,7 +43,8 @@ class DecodeState(DecodeRows):
 
     @classmethod
     @torch.no_grad()
-    def from_hf_cache(cls, model, cache, attention_mask_AP: torch.Tensor, max_new_tokens: int) -> "DecodeState":
+    def from_hf_cache(cls, model, cache, attention_mask_AP: torch.Tensor,
+                      max_new_tokens: int) -> "NemotronHDecodeState":
         P = attention_mask_AP.shape[1]
         conv, ssm, keys, values = {}, {}, {}, {}
         for i, kind in enumerate(model.config.layers_block_type):
