@@ -13,6 +13,9 @@ from typing import List, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
+
+from recipe.cli.options import benchmarks_option, set_option, with_benchmarks
 
 console = Console()
 app = typer.Typer(no_args_is_help=False, invoke_without_command=True, pretty_exceptions_enable=False,
@@ -64,8 +67,12 @@ def eval_(
     judge_model: Optional[str] = typer.Option(None, help="Judge model name (paper: gpt-4.1)."),
     serving: List[str] = typer.Option([], "--serving", help="KEY=VALUE server setting that changes outputs, e.g. "
                                       "reasoning_parser=deepseek_r1 (repeatable; part of the sample cache key)."),
+    benchmarks: Optional[str] = benchmarks_option(),
+    set_: List[str] = set_option("key=value override of the run's config (or --profile's), e.g. "
+                                 "benchmarks.allow_hub=true (repeatable)."),
 ) -> None:
-    """Generate and score: writes <out>/<suite>/{results.json, items.jsonl, samples.jsonl}; re-runs resume."""
+    """Generate and score: writes <out>/<suite>/{results.json, items.jsonl, samples.jsonl}; re-runs resume. A suite
+    whose rows cannot be had is skipped with the reason and the fix, and the command exits 1 after the others."""
     if ctx.invoked_subcommand is not None:
         return
     if not suite:
@@ -79,8 +86,14 @@ def eval_(
                 out = str(RunDir.for_id(run_id).path / "eval" / stage)
             else:
                 out = "eval_out"
+        overrides = with_benchmarks(set_, benchmarks)
+        cfg = None
+        if overrides and run_id:  # the run's own config with the overrides (without a run: --profile's, below)
+            from recipe.config import load_config
+            from recipe.runs import RunDir
+            cfg = load_config(RunDir.for_id(run_id).config_path, overrides)
         res = evaluate(suite, out=out, run_id=run_id, stage=stage, checkpoint=checkpoint, endpoint=endpoint,
-                       model=model, profile=profile, limit=limit, k=k, temperature=temperature, top_p=top_p,
+                       model=model, profile=profile, overrides=overrides, cfg=cfg, limit=limit, k=k, temperature=temperature, top_p=top_p,
                        max_tokens=max_tokens, thinking=thinking, seed=seed, concurrency=concurrency,
                        timeout_s=timeout, batch_size=batch_size, server=server, model_revision=model_revision,
                        judge_endpoint=judge_endpoint, judge_model=judge_model,
@@ -94,6 +107,11 @@ def eval_(
     typer.echo(json.dumps({"out": out, "suites": {n: (r.get("unavailable") and {"unavailable": r["unavailable"]})
                                                   or {"score": r.get("score"), "stderr": r.get("stderr"), "n": r.get("n"),
                                                       "k": r.get("k")} for n, r in res.items()}}, indent=2))
+    skipped = {n: r["unavailable"] for n, r in res.items() if r.get("unavailable")}
+    for n, why in skipped.items():
+        Console(stderr=True).print(f"[bold red]skipped {n}:[/] {escape(why)}", soft_wrap=True, highlight=False)
+    if skipped:
+        raise typer.Exit(1)
 
 
 @app.command("score", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})

@@ -8,6 +8,8 @@ from typing import List, Optional
 import typer
 from rich.console import Console
 
+from recipe.cli.options import benchmarks_option, set_option, with_benchmarks
+
 console = Console()
 
 
@@ -35,8 +37,9 @@ def register(app: typer.Typer) -> None:
         run_id: Optional[str] = typer.Option(None, help="Run id (default: <profile>-seed<seed>)."),
         from_stage: Optional[str] = typer.Option(None, "--from", help="First stage to (re)run."),
         until: Optional[str] = typer.Option(None, help="Last stage to run (default: the profile's run.until)."),
-        set_: List[str] = typer.Option([], "--set", "-s", help="Override a config value: key=value, or @SET for a "
-                                       "named override set such as @small-smoke (repeatable)."),
+        set_: List[str] = set_option("Override a config value: key=value, or @SET for a named override set such "
+                                     "as @small-smoke (repeatable)."),
+        benchmarks: Optional[str] = benchmarks_option(),
         no_notebooks: bool = typer.Option(False, help="Run stages in-process instead of through the notebooks."),
         kernel_per_notebook: bool = typer.Option(False, help="Start a kernel per notebook instead of one shared "
                                                  "kernel (its namespace is reset between notebooks)."),
@@ -45,7 +48,8 @@ def register(app: typer.Typer) -> None:
         """Run the cascade end to end through the notebooks (papermill), then print the final table."""
         from recipe.pipeline.runner import run_pipeline
         with _user_errors():
-            run_pipeline(profile=profile, run_id=run_id, overrides=[*set_, *(overrides or [])],
+            run_pipeline(profile=profile, run_id=run_id, overrides=with_benchmarks([*set_, *(overrides or [])],
+                                                                         benchmarks),
                          from_stage=from_stage, until=until, via_notebooks=not no_notebooks,
                          kernel_per_notebook=kernel_per_notebook)
 
@@ -101,6 +105,9 @@ def register(app: typer.Typer) -> None:
                                             "(its own, when it was never trained to think), the checkpoint in the eval "
                                             "phase's mode."),
         as_json: bool = typer.Option(False, "--json", help="Print the rows as JSON."),
+        benchmarks: Optional[str] = benchmarks_option(),
+        set_: List[str] = set_option("key=value override of the run's config for this comparison, e.g. "
+                                     "benchmarks.allow_hub=true (repeatable)."),
     ) -> None:
         """Evaluate the model a run started from and the run's checkpoint on the same rows (the tiny suites of its
         domains and the IFEval slice), with 95% CIs and the paired-bootstrap delta per suite."""
@@ -110,7 +117,7 @@ def register(app: typer.Typer) -> None:
         with _user_errors():
             run = RunDir.for_id(run_id)
             run.read_run_json()  # a clear error for a run that does not exist
-            cfg = load_config(run.config_path)
+            cfg = load_config(run.config_path, with_benchmarks(set_, benchmarks))
             real = {"ifeval": ifeval} if ifeval else None
             comparison = compare_to_start(run, cfg, start=start, stage=stage, tiny_limit=tiny_limit, real_suites=real,
                                           start_instruct=start_instruct)
