@@ -32,9 +32,11 @@ def _user_errors():
     from recipe.eval.sources import SourceUnavailable
     from recipe.eval.benchmarks.registry import UnknownSuiteError
     from recipe.eval.backends.openai_client import EndpointUnavailable
+    from recipe.rewards.nltk_data import NltkDataMissing
     try:
         yield
-    except (ValueError, FileNotFoundError, UnknownSuiteError, SourceUnavailable, EndpointUnavailable) as e:
+    except (ValueError, FileNotFoundError, UnknownSuiteError, SourceUnavailable, EndpointUnavailable,
+            NltkDataMissing) as e:
         _fail(e.args[0] if isinstance(e, KeyError) and e.args else str(e))
 
 
@@ -129,6 +131,8 @@ def score(
                                               "(graded whole). Default auto. A line's own `thinking` field wins."),
     allow_malformed: bool = typer.Option(False, "--allow-malformed", help="Exit 0 even when lines were malformed "
                                                                           "(else exit 1 after writing the results)."),
+    benchmarks: Optional[str] = typer.Option(None, "--benchmarks", metavar="DIR", help="Local folder of benchmark "
+                                             "files; its nltk_data/ is searched for the IF checkers' NLTK data."),
 ) -> None:
     """Score existing responses from any system; malformed lines are reported with their line number, and make the
     command exit 1 (after every good line's verdict is written) unless --allow-malformed."""
@@ -136,6 +140,9 @@ def score(
     from recipe.eval.thinking import thinking_flag
     with _user_errors():
         mode = thinking_flag(thinking)
+        if benchmarks:
+            from recipe.rewards import nltk_data
+            nltk_data.add_folder(Path(with_benchmarks([], benchmarks)[0].partition("=")[2]) / "nltk_data")
     if suite in OLYMPIAD:  # IOI/ICPC packages, IMO judges (recipe.eval.olympiad.score_cli)
         from recipe.eval.olympiad.score_cli import build_parser, run_score
         if "--help-olympiad" in ctx.args:

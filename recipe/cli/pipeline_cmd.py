@@ -23,9 +23,10 @@ def _user_errors():
     """Bad input (config, unknown stage or run, a stage this backend cannot run) -> message + exit code 2.
     ConfigError and StageNotImplemented are ValueError / RuntimeError subclasses with a complete message."""
     from recipe.pipeline.stage_inputs import StageNotImplemented
+    from recipe.rewards.nltk_data import NltkDataMissing
     try:
         yield
-    except (ValueError, FileNotFoundError, KeyError, StageNotImplemented) as e:
+    except (ValueError, FileNotFoundError, KeyError, StageNotImplemented, NltkDataMissing) as e:
         _fail(e.args[0] if isinstance(e, KeyError) and e.args else str(e))
 
 

@@ -50,6 +50,7 @@ def compare_to_start(run, cfg, *, start: str | Path | None = None, stage: str | 
     from recipe.eval.api import evaluate
     from recipe.eval.backends.hf import HFBackend
     from recipe.pipeline.start_model import start_model_folder
+    from recipe.rewards.nltk_data import NltkDataMissing
     ep = cfg.benchmarks.eval_phase
     stage = stage or last_finished_stage(run, cfg)
     out = Path(out or run.path / "eval" / "before_after")
@@ -75,9 +76,12 @@ def compare_to_start(run, cfg, *, start: str | Path | None = None, stage: str | 
     comparison = {"start": str(start), "stage": stage, "start_mode": mode["before"], "stage_mode": mode["after"],
                   "complete": False, "rows": []}
     for i, (name, kw) in enumerate(jobs):
-        res = {label: evaluate([name], out=dirs[label], backend=backends[label], thinking=thinking[label], **kw,
-                               **knobs).get(name, {})
-               for label in ("before", "after")}
+        try:
+            res = {label: evaluate([name], out=dirs[label], backend=backends[label], thinking=thinking[label], **kw,
+                                   **knobs).get(name, {})
+                   for label in ("before", "after")}
+        except NltkDataMissing as e:  # the IF checkers' data: the suite is skipped with the fix, its samples kept
+            res = {"before": {"unavailable": str(e)}, "after": {}}
         comparison["rows"].append(_row(name, res["before"], res["after"], dirs["before"], dirs["after"]))
         comparison["complete"] = i == len(jobs) - 1
         (out / f"comparison{suffix}.json").write_text(json.dumps(comparison, indent=2) + "\n")
