@@ -96,9 +96,10 @@ lab: setup
 	@if [ "$$(id -u)" = 0 ]; then echo "make lab: running as root, so passing --allow-root to jupyter lab"; root=--allow-root; else root=; fi; \
 	$(VENV)/bin/jupyter lab $$root --ContentsManager.pre_save_hook=recipe.pipeline.lab_hooks.strip_outputs notebooks/
 
-# The tiny cascade through the notebooks, each executed notebook rendered to HTML with its plots (build/docs/).
+# A run's executed notebooks rendered to HTML with their plots (build/docs/): RUN_ID=, else the newest run made
+# through the notebooks; the tiny cascade runs first only when there is none (it says so). Writes build/docs/ only.
 docs: setup
-	$(PY) -m recipe.pipeline.docs_build --run-id docs-tiny --out build/docs
+	$(PY) -m recipe.pipeline.docs_build $(if $(RUN_ID),--run-id $(RUN_ID)) --out build/docs
 
 bench: setup
 	$(PY) $(PIP) -e ".[bench]"
