@@ -122,7 +122,7 @@ def score(
     suite: str = typer.Option(..., help="Suite whose scorer to use (olympiad suites: imo-answer, imo-proof, ioi, icpc; "
                                         "their own options: `recipe eval score --suite ioi --help-olympiad`)."),
     responses: Optional[Path] = typer.Option(None, help="JSONL: the benchmark's row fields + `response` per line."),
-    out: Path = typer.Option(..., help="Output folder: items.jsonl and summary.json."),
+    out: Optional[Path] = typer.Option(None, help="Output folder: items.jsonl and summary.json (required)."),
     judge_endpoint: Optional[str] = typer.Option(None, help="OpenAI-compatible judge server (arena_hard_v2)."),
     judge_model: Optional[str] = typer.Option(None, help="Judge model name (paper: gpt-4.1)."),
     thinking: Optional[str] = typer.Option(None, help="How the responses were generated: auto (a closed <think> block is "
@@ -148,6 +148,8 @@ def score(
         if "--help-olympiad" in ctx.args:
             typer.echo(build_parser().format_help())
             return
+        if out is None:
+            _fail("--out DIR is required (where items.jsonl and summary.json go)")
         with _user_errors():
             judge_args = ((["--judge-endpoint", judge_endpoint] if judge_endpoint else [])
                           + (["--judge-model", judge_model] if judge_model else [])
@@ -157,8 +159,8 @@ def score(
         return
     if ctx.args:
         _fail(f"unknown option(s) {' '.join(ctx.args)}")
-    if responses is None:
-        _fail("--responses FILE.jsonl is required")
+    if responses is None or out is None:
+        _fail("--responses FILE.jsonl and --out DIR are required")
     from recipe.eval.score_file import score_responses
     with _user_errors():
         if judge_endpoint or judge_model:
@@ -178,13 +180,21 @@ def score(
 
 @app.command("suites")
 def suites() -> None:
-    """List the registered suites with their protocol defaults."""
+    """List every suite `recipe eval --suite` accepts with its protocol defaults, then the olympiad suites that
+    `recipe eval score --suite` scores."""
+    from recipe.config import load_config
     from recipe.eval.benchmarks.registry import get_suite, suite_names
+    from recipe.eval.olympiad.score_cli import SUITES as OLYMPIAD
+    for domain in load_config("tiny").domains.names:  # tiny_<domain> suites are made on first use: all of them
+        get_suite(f"tiny_{domain}")
     for n in suite_names():
         s = get_suite(n)
         d = s.defaults
         typer.echo(f"{n:28s} k={d.k} T={d.temperature} top_p={d.top_p} max_tokens={d.max_tokens} "
                    f"thinking={d.thinking}  {s.description}")
+    typer.echo("scored from existing responses by `recipe eval score --suite S` (options: --help-olympiad):")
+    for n in OLYMPIAD:
+        typer.echo(f"{n:28s} olympiad rules (docs/OLYMPIAD.md)")
 
 
 @app.command("report")
