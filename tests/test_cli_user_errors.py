@@ -6,6 +6,7 @@ finished stage says so."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -155,3 +156,22 @@ def test_a_pretrained_start_model_that_is_missing_names_the_import(tmp_path):
     cfg = load_config("small", [f"model.name={tmp_path / 'smollm2-135m-instruct-q4_1'}"])
     with pytest.raises(StartModelUnavailable, match=r"no config.json\); import it with `recipe model import --out "):
         start_model_folder(RunDir(tmp_path / "r"), cfg, tmp_path / "out")
+
+
+def test_report_prints_every_score_with_its_interval(tiny_run):
+    code, out = _invoke(["report", "--run-id", RUN])
+    assert code == 0 and f"Run {RUN}: validation score per domain" in out and "95% CI over prompts" not in out
+    code, out = _invoke(["report", "--run-id", RUN, "--ci"])
+    assert code == 0 and "95% CI over prompts and n" in out
+    assert re.search(r"sft \S* \d+\.\d \[\d+\.\d, \d+\.\d\] n=\d+", out), out
+
+
+def test_setup_without_nltk_s_server_says_it_goes_on_and_what_to_do(no_nltk_data, capsys):
+    from recipe.rewards import nltk_data
+    assert nltk_data.main() == 1
+    err = capsys.readouterr().err
+    assert err.count("nltk.download failed") == 1 and "[nltk_data]" not in err  # one line, not NLTK's banner
+    assert "WARNING: NLTK data" in err and "Fix: point NLTK_DATA" in err and "Setup goes on" in err
+    makefile = (Path(__file__).parents[1] / "Makefile").read_text()
+    step = next(line for line in makefile.splitlines() if "recipe.rewards.nltk_data" in line and "$(PY)" in line)
+    assert not step.lstrip().startswith("-") and "|| echo" in step and "harmless" in step  # no "Error 1 (ignored)"

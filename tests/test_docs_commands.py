@@ -185,3 +185,30 @@ def test_documented_make_targets_exist():
 def test_cheap_documented_commands_run_as_written(args, code, says):
     r = CliRunner().invoke(app, args)
     assert r.exit_code == code and says in " ".join(r.output.split()), r.output
+
+
+def _commands(cmd, path):
+    yield path, cmd
+    for name, sub in (getattr(cmd, "commands", None) or {}).items():
+        yield from _commands(sub, [*path, name])
+
+
+def test_options_read_naturally_in_help():
+    """A flag that is off by default is one name (`--no-notebooks`, not also `--no-no-notebooks`), shown without a
+    type; a --no-X pair is kept only for a setting whose default is "unset" (`--thinking/--no-thinking`)."""
+    for path, cmd in _commands(COMMAND, ["recipe"]):
+        for p in cmd.params:
+            names = [*p.opts, *getattr(p, "secondary_opts", ())]
+            assert not any(n.startswith("--no-no-") for n in names), (path, names)
+            if getattr(p, "secondary_opts", None):
+                assert p.default is None, f"`{' '.join(path)}` {names}: a flag off by default needs one name"
+        r = CliRunner().invoke(app, [*path[1:], "--help"], terminal_width=200)
+        assert r.exit_code == 0 and "<bool>" not in r.output, (path, r.output)
+
+
+def test_eval_suites_lists_every_suite_the_commands_accept():
+    from recipe.config import load_config
+    from recipe.eval.olympiad.score_cli import SUITES as OLYMPIAD
+    listed = _known_suites()
+    assert {f"tiny_{d}" for d in load_config("tiny").domains.names} <= listed
+    assert set(OLYMPIAD) <= listed and {"ifeval", "ifbench", "aime25"} <= listed
