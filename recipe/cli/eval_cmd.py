@@ -57,7 +57,8 @@ def eval_(
     temperature: Optional[float] = typer.Option(None),
     top_p: Optional[float] = typer.Option(None),
     max_tokens: Optional[int] = typer.Option(None),
-    thinking: Optional[bool] = typer.Option(None, "--thinking/--no-thinking"),
+    thinking: Optional[bool] = typer.Option(None, "--thinking/--no-thinking", help="Generate in thinking or "
+                                            "instruct mode (default: the suite's protocol)."),
     seed: Optional[int] = typer.Option(None),
     concurrency: int = typer.Option(8, help="Requests in flight (endpoint)."),
     timeout: float = typer.Option(600.0, help="Per-request timeout in seconds (endpoint)."),

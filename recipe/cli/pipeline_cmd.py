@@ -146,7 +146,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command("config")
     def config(
-        profile_arg: Optional[str] = typer.Argument(None, metavar="[PROFILE]", help="tiny | small | paper, or a "
+        profile_arg: Optional[str] = typer.Argument(None, metavar="PROFILE", help="tiny | small | paper, or a "
                                                     "profile directory / config.yaml (default tiny)."),
         profile: Optional[str] = typer.Option(None, "--profile", help="The same as the PROFILE argument, as every "
                                               "other command takes it."),
