@@ -112,6 +112,7 @@ def _cell(r: dict) -> str:
 
 def print_comparison(comparison: dict, console=None) -> None:
     """The before/after table: one row a suite; a delta whose 95% interval contains 0 reads "not shown"."""
+    from rich.console import Console
     from rich.table import Table
 
     from recipe.console_tables import print_table
@@ -130,7 +131,6 @@ def print_comparison(comparison: dict, console=None) -> None:
         t.add_row(row["suite"], _cell(row["before"]), _cell(row["after"]),
                   f"{d['score']:+.1f} [{d['ci95'][0]:+.1f}, {d['ci95'][1]:+.1f}] n={d['n']}", verdict)
     print_table(t, console)
-    from rich.console import Console
     for line in skipped_lines(comparison):  # whole lines: the reason names how to provide the suite
         (console or Console()).print(line, markup=False, highlight=False, soft_wrap=True)
 
