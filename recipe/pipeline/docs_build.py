@@ -6,7 +6,7 @@ a full run without running one::
 Without ``--run-id`` it renders the newest run that has executed notebooks (``make run``'s); only when there is none,
 or ``--run`` is given, does it run the tiny cascade first, and it says so before starting. It writes under ``--out``
 only (never a tracked file): the pages, an index and the report's heatmap. The pages read offline: formulas are drawn
-into the page (``offline_math``) instead of loaded MathJax from a CDN, and stderr text (warnings, progress) is shown
+into the page (``offline_math``) instead of by MathJax loaded from a CDN, and stderr text (warnings, progress) is shown
 as plain output, not in the red box of an error.
 """
 from __future__ import annotations
