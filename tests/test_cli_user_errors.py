@@ -62,6 +62,8 @@ def test_compare_to_start_on_a_fresh_tiny_run_skips_the_unavailable_suite_in_one
 def test_compare_to_start_names_the_cause_of_an_error(tiny_run, tmp_path):
     code, out = _invoke(["compare-to-start", "--run-id", RUN, "--start", str(tmp_path)])
     assert code == 2 and f"--start: {tmp_path} is not a Hugging Face model folder (no config.json)" in out
+    code, out = _invoke(["compare-to-start", "--run-id", RUN, "--stage", "mopd"])
+    assert code == 2 and f"stage mopd is not done in run {RUN} (done: sft)" in out
     code, out = _invoke(["compare-to-start", "--run-id", RUN, "--benchmarks", str(tmp_path / "absent")])
     assert code == 2 and "--benchmarks" in out and "no such folder" in out
 

@@ -53,6 +53,9 @@ def compare_to_start(run, cfg, *, start: str | Path | None = None, stage: str | 
     from recipe.rewards.nltk_data import NltkDataMissing
     ep = cfg.benchmarks.eval_phase
     stage = stage or last_finished_stage(run, cfg)
+    if not run.is_done(stage):
+        raise ValueError(f"stage {stage} is not done in run {run.run_id} (done: {', '.join(run.done_stages()) or 'none'}"
+                         "); give --stage with one of those, or run the stage first")
     out = Path(out or run.path / "eval" / "before_after")
     out.mkdir(parents=True, exist_ok=True)
     start = start_model_folder(run, cfg, out, start)
