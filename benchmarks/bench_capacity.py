@@ -1,7 +1,7 @@
 """The capacity study: the tiny cascade at several model sizes, several seeds each, then every claim pooled per size,
 the forgetting index per domain, SFT's own scores and the wall times (``recipe.pipeline.capacity``).
 
-    .venv/bin/python benchmarks/bench_capacity.py --sizes w48 w64 w96 --seeds 0 1 2 --runs-dir D [--jobs 2]
+    .venv/bin/python benchmarks/bench_capacity.py --sizes w48 w64 w96 --seeds 0 1 2 [--runs-dir runs/capacity] [--jobs 2]
         [--out build/capacity] [-s key=value ...]
 
 Runs are ``recipe run`` processes named cap-<size>-seed<N> under --runs-dir; a finished run is reused (its stages
@@ -136,7 +136,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", nargs="+", default=["w48", "w64", "w96"])
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    ap.add_argument("--runs-dir", required=True)
+    ap.add_argument("--runs-dir", default="runs/capacity", help="where the runs go (default runs/capacity)")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--out", default="build/capacity")
     ap.add_argument("--no-train", action="store_true", help="only read runs that already exist")

@@ -15,6 +15,13 @@ def _finish(run: RunDir, stage: str) -> None:
     run.write_manifest(stage, {"stage": stage, "status": "done"})
 
 
+def _start_folder(tmp_path):
+    """A start model's folder as --start names one (the stand-in backend never loads it)."""
+    (tmp_path / "start").mkdir(exist_ok=True)
+    (tmp_path / "start" / "config.json").write_text("{}")
+    return tmp_path / "start"
+
+
 def test_the_last_done_stage_is_compared(tmp_path):
     cfg = load_config("tiny")
     run = RunDir(tmp_path / "r")
@@ -69,7 +76,7 @@ def test_suites_run_pairwise_real_first_and_the_start_mode_is_chosen(tmp_path, m
     monkeypatch.setattr(api, "evaluate", _fake_evaluate(calls))
     monkeypatch.setattr(hf, "HFBackend", _FakeBackend)
     out = tmp_path / "ba"
-    comparison = compare_to_start(run, cfg, start=tmp_path / "start", real_suites={"ifeval": 10}, tiny_limit=10,
+    comparison = compare_to_start(run, cfg, start=_start_folder(tmp_path), real_suites={"ifeval": 10}, tiny_limit=10,
                                   out=out, start_instruct=start_instruct)
     tiny = [f"tiny_{d}" for d in cfg.domains.names]
     assert [r["suite"] for r in comparison["rows"]] == ["ifeval", *tiny] and comparison["complete"]
@@ -97,7 +104,7 @@ def test_a_comparison_cut_short_keeps_the_suites_it_finished(tmp_path, monkeypat
     monkeypatch.setattr(api, "evaluate", _fake_evaluate([], fail_at="tiny_mcqa"))
     monkeypatch.setattr(hf, "HFBackend", _FakeBackend)
     with pytest.raises(KeyboardInterrupt):
-        compare_to_start(run, cfg, start=tmp_path / "start", real_suites={"ifeval": 10}, out=tmp_path / "ba")
+        compare_to_start(run, cfg, start=_start_folder(tmp_path), real_suites={"ifeval": 10}, out=tmp_path / "ba")
     saved = json.loads((tmp_path / "ba" / "comparison.json").read_text())
     done = ["ifeval", *[f"tiny_{d}" for d in cfg.domains.names]]
     assert not saved["complete"]

@@ -43,5 +43,5 @@ def test_rows_from_the_hub_at_a_pinned_commit(hub, shared_dir, monkeypatch, tmp_
         load_rows(src.model_copy(update={"revision": "f" * 40}), mirror=None)
     mirrored = src.model_copy(update={"mirror_file": "fixtures/eval/aime25/test.txt"})
     assert load_rows(mirrored, mirror=shared_dir)[1]["via"] == "mirror"
-    with pytest.raises(SourceUnavailable, match="not in the mirror"):
+    with pytest.raises(SourceUnavailable, match="has no nope.jsonl and the Hub is off; provide it with --benchmarks DIR"):
         load_rows(src.model_copy(update={"mirror_file": "nope.jsonl"}), mirror=shared_dir, allow_hub=False)

@@ -164,6 +164,14 @@ def test_compare_to_start_scores_the_start_and_the_final_checkpoint_on_the_same_
         assert ("not shown" in r.stdout) or row["shown"]
     for label in ("before", "after"):  # each checkpoint scored and cached its own samples
         assert (run.path / "eval" / "before_after" / label / "ifeval" / "items.jsonl").is_file()
+    # README's set-up alone (no benchmark folder, no NLTK_DATA): the tiny suites compared, IFEval skipped in one line
+    readme = {k: v for k, v in env.items() if k not in ("RECIPE_BENCHMARK_MIRROR", "NLTK_DATA")}
+    alone = subprocess.run([*RECIPE, "compare-to-start", "--run-id", "smoke", "--tiny-limit", "2"], capture_output=True,
+                           text=True, env=readme, timeout=600)
+    assert alone.returncode == 0, alone.stdout[-2000:] + alone.stderr[-2000:]
+    skipped = [line for line in alone.stdout.splitlines() if line.startswith("skipped ")]
+    assert len(skipped) == 1 and skipped[0].startswith("skipped ifeval: ") and "--benchmarks DIR" in skipped[0]
+    assert "tiny_math" in alone.stdout
     bad = subprocess.run([*RECIPE, "compare-to-start", "--run-id", "no-such-run"], capture_output=True, text=True,
                          env=env, timeout=120)
     assert bad.returncode == 2 and "no-such-run" in bad.stdout + bad.stderr

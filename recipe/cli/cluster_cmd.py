@@ -36,9 +36,11 @@ def lock(
     tool: Optional[str] = typer.Option(None, help="skopeo | docker | enroot (default: the first one installed)."),
     nemo_rl_dir: Optional[Path] = typer.Option(None, help="NeMo-RL clone at the pinned tag: records submodule SHAs."),
     fingerprint: Optional[str] = typer.Option(None, help="Container fingerprint (cat /opt/nemo_rl_container_fingerprint)."),
-    fingerprint_from_image: bool = typer.Option(False, help="Read the fingerprint by running the image (docker)."),
+    fingerprint_from_image: bool = typer.Option(False, "--fingerprint-from-image",
+                                                help="Read the fingerprint by running the image (docker)."),
     lock_file: Path = typer.Option(Path("containers/nemo-rl.lock.json"), help="Lock file to update."),
-    skip_digest: bool = typer.Option(False, help="Do not query the registry (only record SHAs / fingerprint)."),
+    skip_digest: bool = typer.Option(False, "--skip-digest",
+                                     help="Do not query the registry (only record SHAs / fingerprint)."),
 ) -> None:
     """Resolve the release image's digest (registry) and record it, the submodule SHAs and the fingerprint."""
     from recipe.cluster import lock as L
@@ -65,17 +67,21 @@ def render(
     run_id: str = typer.Option(..., help="Run id: files go to runs/<id>/<NN>_<stage>/cluster/."),
     profile: Optional[str] = typer.Option(None, help="Profile (default: the run's config.yaml, else paper)."),
     out: Optional[Path] = typer.Option(None, help="Write the job files here instead of the run's stage dir."),
-    allow_unpinned: bool = typer.Option(False, help="Render although the lock has no image digest (recorded)."),
-    allow_dirty: bool = typer.Option(False, help="Render from a git tree with uncommitted changes (recorded)."),
+    allow_unpinned: bool = typer.Option(False, "--allow-unpinned",
+                                        help="Render although the lock has no image digest (recorded)."),
+    allow_dirty: bool = typer.Option(False, "--allow-dirty",
+                                     help="Render from a git tree with uncommitted changes (recorded)."),
     set_: List[str] = typer.Option([], "--set", "-s", help="Config override key=value (repeatable)."),
     input_model: Optional[str] = typer.Option(None, help="Start from this HF checkpoint instead of the previous "
                                                           "stage's (e.g. the RLHF teacher branch from SFT)."),
-    diff: bool = typer.Option(False, help="Print our keys vs the NeMo-RL release defaults."),
-    check: bool = typer.Option(False, help="Validate against a NeMo-RL checkout ($RECIPE_NEMO_RL_DIR or /opt/nemo-rl): "
-                                           "keys exist, defaults inheritance loads, values survive the merge; and the "
-                                           "start-up rules of the Gym servers and NeMo-RL entry points."),
-    explain: bool = typer.Option(False, help="Print per job: nodes/GPUs by role, entry script, container, mounts, "
-                                             "environment, segments and expected wall time, log locations."),
+    diff: bool = typer.Option(False, "--diff", help="Print our keys vs the NeMo-RL release defaults."),
+    check: bool = typer.Option(False, "--check",
+                               help="Validate against a NeMo-RL checkout ($RECIPE_NEMO_RL_DIR or /opt/nemo-rl): "
+                                    "keys exist, defaults inheritance loads, values survive the merge; and the "
+                                    "start-up rules of the Gym servers and NeMo-RL entry points."),
+    explain: bool = typer.Option(False, "--explain",
+                                 help="Print per job: nodes/GPUs by role, entry script, container, mounts, "
+                                      "environment, segments and expected wall time, log locations."),
 ) -> None:
     """Write the NeMo-RL YAML, launch.sh (sbatch around ray.sub), convert.sh and provenance. Submits nothing.
     With --stage all, MOPD's teachers are links the chain's teacher-selection job fills (as `submit --stage all`)."""
@@ -124,8 +130,8 @@ def submit(
     stage: str = typer.Option(..., help="A stage, or 'all' for the cascade as one afterok dependency chain."),
     run_id: str = typer.Option(...),
     profile: Optional[str] = typer.Option(None),
-    allow_unpinned: bool = typer.Option(False),
-    allow_dirty: bool = typer.Option(False),
+    allow_unpinned: bool = typer.Option(False, "--allow-unpinned"),
+    allow_dirty: bool = typer.Option(False, "--allow-dirty"),
     set_: List[str] = typer.Option([], "--set", "-s"),
     input_model: Optional[str] = typer.Option(None, help="Start from this HF checkpoint (see render)."),
     from_stage: Optional[str] = typer.Option(None, "--from", help="--stage all: first stage of the chain."),

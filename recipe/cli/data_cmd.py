@@ -35,7 +35,7 @@ def curate(
                                                      help="Evaluation file, BENCHMARK=PATH or PATH "
                                                           "(JSONL/JSON/CSV/Parquet/txt); repeatable."),
     profile: str = typer.Option("tiny", "--profile", help="Config profile whose `data` section is used."),
-    set_: List[str] = typer.Option([], "--set", help="Config override, e.g. data.dedup.threshold=0.9; repeatable."),
+    set_: List[str] = typer.Option([], "--set", "-s", help="Config override, e.g. data.dedup.threshold=0.9; repeatable."),
     backend: Optional[str] = typer.Option(None, "--backend", help="inprocess or ray (default: data.backend)."),
 ) -> None:
     """Normalize, quarantine, decontaminate, deduplicate, split and write INPUTs to OUT."""

@@ -13,6 +13,9 @@ from typing import List, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
+
+from recipe.cli.options import benchmarks_option, set_option, with_benchmarks
 
 console = Console()
 app = typer.Typer(no_args_is_help=False, invoke_without_command=True, pretty_exceptions_enable=False,
@@ -29,9 +32,11 @@ def _user_errors():
     from recipe.eval.sources import SourceUnavailable
     from recipe.eval.benchmarks.registry import UnknownSuiteError
     from recipe.eval.backends.openai_client import EndpointUnavailable
+    from recipe.rewards.nltk_data import NltkDataMissing
     try:
         yield
-    except (ValueError, FileNotFoundError, UnknownSuiteError, SourceUnavailable, EndpointUnavailable) as e:
+    except (ValueError, FileNotFoundError, UnknownSuiteError, SourceUnavailable, EndpointUnavailable,
+            NltkDataMissing) as e:
         _fail(e.args[0] if isinstance(e, KeyError) and e.args else str(e))
 
 
@@ -49,11 +54,12 @@ def eval_(
     profile: Optional[str] = typer.Option(None, help="Profile for benchmark sources without a run (default paper)."),
     limit: Optional[int] = typer.Option(None, help="Only the first N rows of each suite (a smoke test, not a score)."),
     k: Optional[int] = typer.Option(None, "-k", help="Samples per item (default: the suite's protocol)."),
-    temperature: Optional[float] = typer.Option(None),
-    top_p: Optional[float] = typer.Option(None),
-    max_tokens: Optional[int] = typer.Option(None),
-    thinking: Optional[bool] = typer.Option(None, "--thinking/--no-thinking"),
-    seed: Optional[int] = typer.Option(None),
+    temperature: Optional[float] = typer.Option(None, help="Sampling temperature (default: the suite's protocol)."),
+    top_p: Optional[float] = typer.Option(None, help="Nucleus sampling top-p (default: the suite's protocol)."),
+    max_tokens: Optional[int] = typer.Option(None, help="New tokens per answer (default: the suite's protocol)."),
+    thinking: Optional[bool] = typer.Option(None, "--thinking/--no-thinking", help="Generate in thinking or "
+                                            "instruct mode (default: the suite's protocol)."),
+    seed: Optional[int] = typer.Option(None, help="Sampling seed (default: the run's, else the profile's)."),
     concurrency: int = typer.Option(8, help="Requests in flight (endpoint)."),
     timeout: float = typer.Option(600.0, help="Per-request timeout in seconds (endpoint)."),
     batch_size: int = typer.Option(32, help="Prompts per generation batch (checkpoint)."),
@@ -64,8 +70,12 @@ def eval_(
     judge_model: Optional[str] = typer.Option(None, help="Judge model name (paper: gpt-4.1)."),
     serving: List[str] = typer.Option([], "--serving", help="KEY=VALUE server setting that changes outputs, e.g. "
                                       "reasoning_parser=deepseek_r1 (repeatable; part of the sample cache key)."),
+    benchmarks: Optional[str] = benchmarks_option(),
+    set_: List[str] = set_option("key=value override of the run's config (or --profile's), e.g. "
+                                 "benchmarks.allow_hub=true (repeatable)."),
 ) -> None:
-    """Generate and score: writes <out>/<suite>/{results.json, items.jsonl, samples.jsonl}; re-runs resume."""
+    """Generate and score: writes <out>/<suite>/{results.json, items.jsonl, samples.jsonl}; re-runs resume. A suite
+    whose rows cannot be had is skipped with the reason and the fix, and the command exits 1 after the others."""
     if ctx.invoked_subcommand is not None:
         return
     if not suite:
@@ -79,8 +89,14 @@ def eval_(
                 out = str(RunDir.for_id(run_id).path / "eval" / stage)
             else:
                 out = "eval_out"
+        overrides = with_benchmarks(set_, benchmarks)
+        cfg = None
+        if overrides and run_id:  # the run's own config with the overrides (without a run: --profile's, below)
+            from recipe.config import load_config
+            from recipe.runs import RunDir
+            cfg = load_config(RunDir.for_id(run_id).config_path, overrides)
         res = evaluate(suite, out=out, run_id=run_id, stage=stage, checkpoint=checkpoint, endpoint=endpoint,
-                       model=model, profile=profile, limit=limit, k=k, temperature=temperature, top_p=top_p,
+                       model=model, profile=profile, overrides=overrides, cfg=cfg, limit=limit, k=k, temperature=temperature, top_p=top_p,
                        max_tokens=max_tokens, thinking=thinking, seed=seed, concurrency=concurrency,
                        timeout_s=timeout, batch_size=batch_size, server=server, model_revision=model_revision,
                        judge_endpoint=judge_endpoint, judge_model=judge_model,
@@ -95,6 +111,11 @@ def eval_(
                                                   or {"score": r.get("score"), "stderr": r.get("stderr"), "n": r.get("n"),
                                                       "k": r.get("k"), "complete": r.get("complete")}
                                                   for n, r in res.items()}}, indent=2))
+    skipped = {n: r["unavailable"] for n, r in res.items() if r.get("unavailable")}
+    for n, why in skipped.items():
+        Console(stderr=True).print(f"[bold red]skipped {n}:[/] {escape(why)}", soft_wrap=True, highlight=False)
+    if skipped:
+        raise typer.Exit(1)
 
 
 @app.command("score", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
@@ -103,7 +124,7 @@ def score(
     suite: str = typer.Option(..., help="Suite whose scorer to use (olympiad suites: imo-answer, imo-proof, ioi, icpc; "
                                         "their own options: `recipe eval score --suite ioi --help-olympiad`)."),
     responses: Optional[Path] = typer.Option(None, help="JSONL: the benchmark's row fields + `response` per line."),
-    out: Path = typer.Option(..., help="Output folder: items.jsonl and summary.json."),
+    out: Optional[Path] = typer.Option(None, help="Output folder: items.jsonl and summary.json (required)."),
     judge_endpoint: Optional[str] = typer.Option(None, help="OpenAI-compatible judge server (arena_hard_v2)."),
     judge_model: Optional[str] = typer.Option(None, help="Judge model name (paper: gpt-4.1)."),
     thinking: Optional[str] = typer.Option(None, help="How the responses were generated: auto (a closed <think> block is "
@@ -112,6 +133,8 @@ def score(
                                               "(graded whole). Default auto. A line's own `thinking` field wins."),
     allow_malformed: bool = typer.Option(False, "--allow-malformed", help="Exit 0 even when lines were malformed "
                                                                           "(else exit 1 after writing the results)."),
+    benchmarks: Optional[str] = typer.Option(None, "--benchmarks", metavar="DIR", help="Local folder of benchmark "
+                                             "files; its nltk_data/ is searched for the IF checkers' NLTK data."),
 ) -> None:
     """Score existing responses from any system; malformed lines are reported with their line number, and make the
     command exit 1 (after every good line's verdict is written) unless --allow-malformed."""
@@ -119,11 +142,16 @@ def score(
     from recipe.eval.thinking import thinking_flag
     with _user_errors():
         mode = thinking_flag(thinking)
+        if benchmarks:
+            from recipe.rewards import nltk_data
+            nltk_data.add_folder(Path(with_benchmarks([], benchmarks)[0].partition("=")[2]) / "nltk_data")
     if suite in OLYMPIAD:  # IOI/ICPC packages, IMO judges (recipe.eval.olympiad.score_cli)
         from recipe.eval.olympiad.score_cli import build_parser, run_score
         if "--help-olympiad" in ctx.args:
             typer.echo(build_parser().format_help())
             return
+        if out is None:
+            _fail("--out DIR is required (where items.jsonl and summary.json go)")
         with _user_errors():
             judge_args = ((["--judge-endpoint", judge_endpoint] if judge_endpoint else [])
                           + (["--judge-model", judge_model] if judge_model else [])
@@ -133,8 +161,8 @@ def score(
         return
     if ctx.args:
         _fail(f"unknown option(s) {' '.join(ctx.args)}")
-    if responses is None:
-        _fail("--responses FILE.jsonl is required")
+    if responses is None or out is None:
+        _fail("--responses FILE.jsonl and --out DIR are required")
     from recipe.eval.score_file import score_responses
     with _user_errors():
         if judge_endpoint or judge_model:
@@ -154,13 +182,21 @@ def score(
 
 @app.command("suites")
 def suites() -> None:
-    """List the registered suites with their protocol defaults."""
+    """List every suite `recipe eval --suite` accepts with its protocol defaults, then the olympiad suites that
+    `recipe eval score --suite` scores."""
+    from recipe.config import load_config
     from recipe.eval.benchmarks.registry import get_suite, suite_names
+    from recipe.eval.olympiad.score_cli import SUITES as OLYMPIAD
+    for domain in load_config("tiny").domains.names:  # tiny_<domain> suites are made on first use: all of them
+        get_suite(f"tiny_{domain}")
     for n in suite_names():
         s = get_suite(n)
         d = s.defaults
         typer.echo(f"{n:28s} k={d.k} T={d.temperature} top_p={d.top_p} max_tokens={d.max_tokens} "
                    f"thinking={d.thinking}  {s.description}")
+    typer.echo("scored from existing responses by `recipe eval score --suite S` (options: --help-olympiad):")
+    for n in OLYMPIAD:
+        typer.echo(f"{n:28s} olympiad rules (docs/OLYMPIAD.md)")
 
 
 @app.command("report")

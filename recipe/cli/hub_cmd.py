@@ -65,8 +65,9 @@ def download(
     local_dir: Optional[Path] = typer.Option(None, help="Target folder (default: <hub.download_dir>/<ORG>/<NAME>)."),
     profile: str = typer.Option("tiny", help="Profile whose hub section to use (tiny|paper|path)."),
     set_: List[str] = typer.Option([], "--set", "-s", help="Config override key=value, e.g. hub.rl_data.revision=SHA."),
-    allow_unsafe_files: bool = typer.Option(False, help="Also fetch pickle weights and code files (off: never run "
-                                                        "repository code or unpickle)."),
+    allow_unsafe_files: bool = typer.Option(False, "--allow-unsafe-files",
+                                            help="Also fetch pickle weights and code files (off: never run "
+                                                 "repository code or unpickle)."),
     as_json: bool = typer.Option(False, "--json", help="Print the download manifest as JSON on stdout."),
 ) -> None:
     """Download a released artifact with snapshot_download; write download_manifest.json beside it."""
@@ -98,8 +99,8 @@ def publish(
     repo: str = typer.Option(..., help="Model repo ORG/NAME (one repo per run)."),
     private: Optional[bool] = typer.Option(None, "--private/--public", help="Visibility of a new repo "
                                                                             "(default: hub.publish.private)."),
-    dry_run: bool = typer.Option(False, help="List what would be uploaded and where; write nothing."),
-    force: bool = typer.Option(False, help="Replace different content already on the stage's branch."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="List what would be uploaded and where; write nothing."),
+    force: bool = typer.Option(False, "--force", help="Replace different content already on the stage's branch."),
     data_dir: List[Path] = typer.Option([], "--data-dir", help="Curated data folder to publish too (repeatable)."),
     data_repo: Optional[str] = typer.Option(None, help="Dataset repo for --data-dir (default: <repo>-data)."),
     data_card: Optional[Path] = typer.Option(None, help="Data card for --data-dir (default: DIR/README.md or "

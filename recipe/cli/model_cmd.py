@@ -34,7 +34,7 @@ def import_(
                                                       "HuggingFaceTB/SmolLM2-135M-Instruct."),
     revision: Optional[str] = typer.Option(None, help="Commit to download with --from-hub (default: the pinned one "
                                                       "of SmolLM2-135M-Instruct)."),
-    force: bool = typer.Option(False, help="Rebuild the folder even if it was imported from the same GGUF."),
+    force: bool = typer.Option(False, "--force", help="Rebuild the folder even if it was imported from the same GGUF."),
 ) -> None:
     """Write OUT: safetensors, tokenizer, chat template, generation config and import_manifest.json."""
     from recipe.model.gguf_import import GGUFImportError, import_gguf

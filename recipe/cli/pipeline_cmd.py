@@ -8,6 +8,8 @@ from typing import List, Optional
 import typer
 from rich.console import Console
 
+from recipe.cli.options import benchmarks_option, set_option, with_benchmarks
+
 console = Console()
 
 
@@ -21,9 +23,10 @@ def _user_errors():
     """Bad input (config, unknown stage or run, a stage this backend cannot run) -> message + exit code 2.
     ConfigError and StageNotImplemented are ValueError / RuntimeError subclasses with a complete message."""
     from recipe.pipeline.stage_inputs import StageNotImplemented
+    from recipe.rewards.nltk_data import NltkDataMissing
     try:
         yield
-    except (ValueError, FileNotFoundError, KeyError, StageNotImplemented) as e:
+    except (ValueError, FileNotFoundError, KeyError, StageNotImplemented, NltkDataMissing) as e:
         _fail(e.args[0] if isinstance(e, KeyError) and e.args else str(e))
 
 
@@ -35,17 +38,21 @@ def register(app: typer.Typer) -> None:
         run_id: Optional[str] = typer.Option(None, help="Run id (default: <profile>-seed<seed>)."),
         from_stage: Optional[str] = typer.Option(None, "--from", help="First stage to (re)run."),
         until: Optional[str] = typer.Option(None, help="Last stage to run (default: the profile's run.until)."),
-        set_: List[str] = typer.Option([], "--set", "-s", help="Override a config value: key=value, or @SET for a "
-                                       "named override set such as @small-smoke (repeatable)."),
-        no_notebooks: bool = typer.Option(False, help="Run stages in-process instead of through the notebooks."),
-        kernel_per_notebook: bool = typer.Option(False, help="Start a kernel per notebook instead of one shared "
-                                                 "kernel (its namespace is reset between notebooks)."),
+        set_: List[str] = set_option("Override a config value: key=value, or @SET for a named override set such "
+                                     "as @small-smoke (repeatable)."),
+        benchmarks: Optional[str] = benchmarks_option(),
+        no_notebooks: bool = typer.Option(False, "--no-notebooks",
+                                          help="Run stages in-process instead of through the notebooks."),
+        kernel_per_notebook: bool = typer.Option(False, "--kernel-per-notebook",
+                                                 help="Start a kernel per notebook instead of one shared "
+                                                      "kernel (its namespace is reset between notebooks)."),
         overrides: List[str] = typer.Argument(None, help="More key=value overrides."),
     ) -> None:
         """Run the cascade end to end through the notebooks (papermill), then print the final table."""
         from recipe.pipeline.runner import run_pipeline
         with _user_errors():
-            run_pipeline(profile=profile, run_id=run_id, overrides=[*set_, *(overrides or [])],
+            run_pipeline(profile=profile, run_id=run_id, overrides=with_benchmarks([*set_, *(overrides or [])],
+                                                                         benchmarks),
                          from_stage=from_stage, until=until, via_notebooks=not no_notebooks,
                          kernel_per_notebook=kernel_per_notebook)
 
@@ -57,19 +64,29 @@ def register(app: typer.Typer) -> None:
                                               "existing run it must be the run's profile."),
         set_: List[str] = typer.Option([], "--set", "-s", help="key=value override: the run's config is re-resolved "
                                        "from --profile plus these (stages whose inputs change re-run)."),
+        force: bool = typer.Option(False, "--force", help="Train the stage again although it is done with the same "
+                                   "inputs (its checkpoint is replaced)."),
     ) -> None:
         """Run one stage of a run in-process (what the stage notebook calls); missing data is generated first."""
         from recipe.pipeline.runner import run_stage_in_process
         with _user_errors():
-            run_stage_in_process(name, run_id=run_id, profile=profile, overrides=set_, reconfigure=True)
+            manifest = run_stage_in_process(name, run_id=run_id, profile=profile, overrides=set_, reconfigure=True,
+                                            force=force)
+        if (manifest or {}).get("skipped"):
+            console.print(f"stage {name} of run {run_id} is already done with these inputs: nothing to do (`recipe "
+                          f"report --run-id {run_id}` shows its scores). To train it again: `recipe stage {name} "
+                          f"--run-id {run_id} --force`; a stage whose config changes (-s) re-runs by itself.")
 
     @app.command("report")
     def report(run_id: str = typer.Option(..., help="Run id."),
                as_json: bool = typer.Option(False, "--json", help="Print scores with 95% CIs, paired-bootstrap "
                                             "deltas of each stage over its input, and teachers as JSON."),
                costs: bool = typer.Option(False, "--costs", help="Print what each finished stage cost instead: "
-                                          "device, seconds, tokens/s, peak memory (with --json: as JSON).")) -> None:
-        """Print the checkpoint x domain table and the chosen teachers of a run."""
+                                          "device, seconds, tokens/s, peak memory (with --json: as JSON)."),
+               ci: bool = typer.Option(False, "--ci", help="Also print every score with its 95% CI and n (one "
+                                       "row per checkpoint).")) -> None:
+        """Print the checkpoint x domain table, each stage's paired-bootstrap delta over its input with its 95% CI, and
+        the chosen teachers of a run (--ci: every score's CI and n too)."""
         from recipe.pipeline.report import print_report, report_data
         from recipe.runs import RunDir
         with _user_errors():
@@ -86,7 +103,11 @@ def register(app: typer.Typer) -> None:
                 import json
                 typer.echo(json.dumps(report_data(run), indent=2))
             else:
-                print_report(run)
+                data = report_data(run)
+                print_report(run, deltas=data["deltas"])
+                if ci:
+                    from recipe.pipeline.report_intervals import print_score_intervals
+                    print_score_intervals(data, run.run_id, console=console)
 
     @app.command("compare-to-start")
     def compare_to_start_cmd(
@@ -101,6 +122,9 @@ def register(app: typer.Typer) -> None:
                                             "(its own, when it was never trained to think), the checkpoint in the eval "
                                             "phase's mode."),
         as_json: bool = typer.Option(False, "--json", help="Print the rows as JSON."),
+        benchmarks: Optional[str] = benchmarks_option(),
+        set_: List[str] = set_option("key=value override of the run's config for this comparison, e.g. "
+                                     "benchmarks.allow_hub=true (repeatable)."),
     ) -> None:
         """Evaluate the model a run started from and the run's checkpoint on the same rows (the tiny suites of its
         domains and the IFEval slice), with 95% CIs and the paired-bootstrap delta per suite."""
@@ -110,7 +134,7 @@ def register(app: typer.Typer) -> None:
         with _user_errors():
             run = RunDir.for_id(run_id)
             run.read_run_json()  # a clear error for a run that does not exist
-            cfg = load_config(run.config_path)
+            cfg = load_config(run.config_path, with_benchmarks(set_, benchmarks))
             real = {"ifeval": ifeval} if ifeval else None
             comparison = compare_to_start(run, cfg, start=start, stage=stage, tiny_limit=tiny_limit, real_suites=real,
                                           start_instruct=start_instruct)
@@ -122,10 +146,15 @@ def register(app: typer.Typer) -> None:
 
     @app.command("config")
     def config(
-        profile: str = typer.Argument("tiny"),
-        set_: List[str] = typer.Option([], "--set", "-s", help="key=value override."),
+        profile_arg: Optional[str] = typer.Argument(None, metavar="PROFILE", help="tiny | small | paper, or a "
+                                                    "profile directory / config.yaml (default tiny)."),
+        profile: Optional[str] = typer.Option(None, "--profile", help="The same as the PROFILE argument, as every "
+                                              "other command takes it."),
+        set_: List[str] = set_option(),
     ) -> None:
         """Print the fully resolved config of a profile (with overrides)."""
         from recipe.config import config_to_yaml, load_config
+        if profile_arg and profile and profile_arg != profile:
+            _fail(f"two profiles given ({profile_arg} and --profile {profile}): give one")
         with _user_errors():
-            typer.echo(config_to_yaml(load_config(profile, set_)))
+            typer.echo(config_to_yaml(load_config(profile or profile_arg or "tiny", set_)))

@@ -9,8 +9,9 @@ Host files named in the command are copied into the run's private work dir (and 
 base name); ``python`` means the system ``python3``. ``--output-dir`` copies files the program created
 back (e.g. a compiled binary). Verdict fields: status (ok | timeout | memory | runtime_error |
 output_limit | killed | compile_error), exit_code, stdout, stderr, stdout_truncated, stderr_truncated,
-wall_s, cpu_s, isolation, signal, detail. Without bubblewrap the command refuses to run (exit code 2)
-unless ``--unsafe-no-isolation`` is given.
+wall_s, cpu_s, isolation, signal, detail. The verdict is printed whatever it is; the exit code is 0 for status
+ok, 1 for any other verdict. Without bubblewrap the command refuses to run (exit code 2) unless
+``--unsafe-no-isolation`` is given.
 """
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ app = typer.Typer(help="Run untrusted programs in the bubblewrap sandbox and pri
 _COMPILERS = {"g++", "gcc", "c++", "cc", "clang++", "clang"}
 
 
-@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+             short_help="Run a program in the sandbox; print its JSON verdict (exit 1 unless ok).")
 def run(
     program: List[str] = typer.Argument(..., help="The command after `--`, e.g. `python main.py` or `./main`."),
     time_limit: float = typer.Option(6.0, "--time-limit", help="CPU-time limit in seconds (wall kill at 2·TL + 1)."),
@@ -37,6 +39,9 @@ def run(
     stack_unlimited: bool = typer.Option(False, "--stack-unlimited", help="`ulimit -s unlimited` (IOI runs)."),
     unsafe_no_isolation: bool = typer.Option(False, "--unsafe-no-isolation", help="Run without namespaces (trusted code only)."),
 ) -> None:
+    """Run a program (the command after `--`) in the sandbox under CPU-time and memory limits; print its verdict as
+    one JSON line (status ok | timeout | memory | runtime_error | output_limit | killed | compile_error, exit code,
+    output, times). Exit code: 0 when the status is ok, 1 for any other verdict, 2 when the sandbox cannot run."""
     from recipe.sandbox import Limits, SandboxUnavailable, Session
 
     try:
@@ -71,6 +76,8 @@ def run(
                     shutil.copymode(q, output_dir / q.name)
     json.dump(verdict.to_dict(), sys.stdout)
     sys.stdout.write("\n")
+    if verdict.status != "ok":
+        raise typer.Exit(1)
 
 
 @app.command()

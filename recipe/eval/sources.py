@@ -29,7 +29,7 @@ def fetch(source: BenchmarkSource, mirror: Path | None = None, *, allow_hub: boo
         if p.is_file():
             return p, {**prov, "via": "mirror", "path": str(p), "sha256": sha256_file(p)}
     if not allow_hub:
-        raise SourceUnavailable(f"{source.repo_id}:{source.file} is not in the mirror {mirror} and the Hub is not allowed")
+        raise SourceUnavailable(offline_message(source, mirror))
     from huggingface_hub import hf_hub_download
 
     from recipe.hub.errors import HubError, current_endpoint, hub_errors
@@ -41,6 +41,16 @@ def fetch(source: BenchmarkSource, mirror: Path | None = None, *, allow_hub: boo
     except (HubError, OSError) as e:
         raise SourceUnavailable(f"{source.repo_id}@{source.revision}:{source.file} unavailable: {e}") from None
     return p, {**prov, "via": "hub", "path": str(p), "sha256": sha256_file(p)}
+
+
+def offline_message(source: BenchmarkSource, mirror: Path | None) -> str:
+    """Why a benchmark file is unavailable offline, and the two ways to provide it (one line)."""
+    where = (f"the benchmark folder {mirror} has no {source.mirror_file}" if mirror is not None and source.mirror_file
+             else "no benchmark folder is set")
+    fix = (f"--benchmarks DIR (or -s benchmarks.mirror=DIR, or $RECIPE_BENCHMARK_MIRROR) with DIR/{source.mirror_file}"
+           if source.mirror_file else "a mirror_file for it in the config's benchmarks.suites")
+    return (f"{source.repo_id}:{source.file} is unavailable: {where} and the Hub is off; provide it with {fix}, or let "
+            "it download at the pinned revision with -s benchmarks.allow_hub=true")
 
 
 def read_rows(path: Path, fmt: str | None = None) -> list[dict]:

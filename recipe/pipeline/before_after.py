@@ -49,10 +49,16 @@ def compare_to_start(run, cfg, *, start: str | Path | None = None, stage: str | 
     answer) and the checkpoint in the eval phase's mode."""
     from recipe.eval.api import evaluate
     from recipe.eval.backends.hf import HFBackend
+    from recipe.pipeline.start_model import start_model_folder
+    from recipe.rewards.nltk_data import NltkDataMissing
     ep = cfg.benchmarks.eval_phase
     stage = stage or last_finished_stage(run, cfg)
-    start = Path(start or cfg.model.name)
+    if not run.is_done(stage):
+        raise ValueError(f"stage {stage} is not done in run {run.run_id} (done: {', '.join(run.done_stages()) or 'none'}"
+                         "); give --stage with one of those, or run the stage first")
     out = Path(out or run.path / "eval" / "before_after")
+    out.mkdir(parents=True, exist_ok=True)
+    start = start_model_folder(run, cfg, out, start)
     knobs = dict(k=ep.k, temperature=ep.temperature, top_p=ep.top_p, seed=cfg.run.seed, cfg=cfg, run_id=run.run_id,
                  stage=stage)
     tiny = ep.tiny_suites or [f"tiny_{d}" for d in cfg.domains.names]
@@ -73,9 +79,12 @@ def compare_to_start(run, cfg, *, start: str | Path | None = None, stage: str | 
     comparison = {"start": str(start), "stage": stage, "start_mode": mode["before"], "stage_mode": mode["after"],
                   "complete": False, "rows": []}
     for i, (name, kw) in enumerate(jobs):
-        res = {label: evaluate([name], out=dirs[label], backend=backends[label], thinking=thinking[label], **kw,
-                               **knobs).get(name, {})
-               for label in ("before", "after")}
+        try:
+            res = {label: evaluate([name], out=dirs[label], backend=backends[label], thinking=thinking[label], **kw,
+                                   **knobs).get(name, {})
+                   for label in ("before", "after")}
+        except NltkDataMissing as e:  # the IF checkers' data: the suite is skipped with the fix, its samples kept
+            res = {"before": {"unavailable": str(e)}, "after": {}}
         comparison["rows"].append(_row(name, res["before"], res["after"], dirs["before"], dirs["after"]))
         comparison["complete"] = i == len(jobs) - 1
         (out / f"comparison{suffix}.json").write_text(json.dumps(comparison, indent=2) + "\n")
@@ -106,6 +115,7 @@ def _cell(r: dict) -> str:
 
 def print_comparison(comparison: dict, console=None) -> None:
     """The before/after table: one row a suite; a delta whose 95% interval contains 0 reads "not shown"."""
+    from rich.console import Console
     from rich.table import Table
 
     from recipe.console_tables import print_table
@@ -117,10 +127,17 @@ def print_comparison(comparison: dict, console=None) -> None:
         t.add_column(col)
     for row in comparison["rows"]:
         if "unavailable" in row:
-            t.add_row(row["suite"], "-", "-", "-", f"unavailable: {row['unavailable']}")
+            t.add_row(row["suite"], "-", "-", "-", "skipped (below)")
             continue
         d = row["delta"]
         verdict = ("gain" if d["score"] > 0 else "loss") if row["shown"] else "not shown"
         t.add_row(row["suite"], _cell(row["before"]), _cell(row["after"]),
                   f"{d['score']:+.1f} [{d['ci95'][0]:+.1f}, {d['ci95'][1]:+.1f}] n={d['n']}", verdict)
     print_table(t, console)
+    for line in skipped_lines(comparison):  # whole lines: the reason names how to provide the suite
+        (console or Console()).print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+def skipped_lines(comparison: dict) -> list[str]:
+    """One line per suite that could not be compared: which, and why (the reason names how to provide it)."""
+    return [f"skipped {row['suite']}: {row['unavailable']}" for row in comparison["rows"] if "unavailable" in row]

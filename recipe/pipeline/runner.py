@@ -179,7 +179,8 @@ def _is_current(run: RunDir, cfg, stage: str) -> bool:
 
 
 def run_stage_in_process(stage: str, run_id: str, profile: str | None = "tiny", overrides: list[str] | tuple = (),
-                         progress: bool = True, run_earlier: bool = False, reconfigure: bool = False) -> dict:
+                         progress: bool = True, run_earlier: bool = False, reconfigure: bool = False,
+                         force: bool = False) -> dict:
     """One stage in-process (`recipe stage NAME`; the notebooks with ``run_earlier=True``, which first runs
     earlier stages that are not done). The data phase runs first when missing. Returns the stage's manifest.
     An existing run asked for with another profile or other overrides is an error unless ``reconfigure``."""
@@ -197,4 +198,4 @@ def run_stage_in_process(stage: str, run_id: str, profile: str | None = "tiny", 
     for s in earlier:
         console.print(f"earlier stage {s} is not done in run {run_id}: running it first")
         run_stage(run, cfg, s, progress=progress)
-    return run_stage(run, cfg, stage, progress=progress)
+    return run_stage(run, cfg, stage, progress=progress, force=force)  # force: train again though done

@@ -10,6 +10,8 @@ are searched too, so an offline machine can point ``NLTK_DATA`` at a copy in NLT
 """
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import sys
 from pathlib import Path
@@ -87,18 +89,24 @@ def ensure(download: bool = True) -> list[str]:
     if todo and download:
         target = data_dir()
         target.mkdir(parents=True, exist_ok=True)
+        failed = ""
         for package in todo:
-            try:
-                if nltk.download(package, download_dir=str(target), quiet=True, raise_on_error=True):
-                    fetched.append(package)
-            except Exception as e:  # no network, a proxy refusing, a server error: reported below by name
-                print(f"nltk.download({package!r}) failed: {type(e).__name__}: {e}", file=sys.stderr)
+            try:  # NLTK's downloader prints its own multi-line errors: the cause is kept for one line below
+                with contextlib.redirect_stdout(io.StringIO()):
+                    if nltk.download(package, download_dir=str(target), quiet=True, raise_on_error=True,
+                                     print_error_to=io.StringIO()):
+                        fetched.append(package)
+            except Exception as e:  # no network, a proxy refusing, a server error
+                failed = failed or f"{type(e).__name__}: {e}"
+        if failed:
+            print(f"nltk.download failed (first cause: {' '.join(failed.split())[:200]})", file=sys.stderr)
     still = missing()
     if still:
         raise NltkDataMissing(
             f"NLTK data {still} not found (searched {data_dir()} and NLTK_DATA / NLTK's default folders) and could "
-            "not be downloaded. Run `python -m recipe.rewards.nltk_data` where a network exists, or point NLTK_DATA at "
-            "a folder in NLTK's layout that holds " + ", ".join(RESOURCES[p] for p in still))
+            "not be downloaded. Fix: point NLTK_DATA at a folder in NLTK's layout that holds "
+            + ", ".join(RESOURCES[p] for p in still) + " (or give --benchmarks DIR with DIR/nltk_data/), or run "
+            "`python -m recipe.rewards.nltk_data` where a network exists")
     return fetched
 
 
@@ -107,6 +115,9 @@ def main() -> int:
         fetched = ensure()
     except NltkDataMissing as e:
         print(f"WARNING: {e}", file=sys.stderr)
+        print("Setup goes on: only the instruction checkers that split sentences or tag words (IFEval / IFBench "
+              "scoring) read this data, and they stop with this message and its fix if they run without it.",
+              file=sys.stderr)
         return 1
     print(f"NLTK data ready in {data_dir()} (downloaded: {', '.join(fetched) or 'nothing, all present'})")
     return 0
