@@ -66,3 +66,18 @@ def test_completions_carry_the_prompt_key_response_and_verdicts():
                     "instruction_id_list": ["x:0", "x:1", "x:2"], "kwargs": [{}, {}, {}],
                     "follow_strict": [True, True, True], "follow_loose": [True, True, True],
                     "prompt_strict": True, "prompt_loose": True}]
+
+
+def test_the_printed_table_names_every_row_and_the_unavailable_suites():
+    from rich.console import Console
+
+    from recipe.pipeline.before_after_rows import print_rows
+    start = if_item_values(BEFORE)
+    rows = (suite_rows("ifeval", "start_instruct", None, "greedy", start, None)
+            + suite_rows("ifeval", "checkpoint", "if_rl", "greedy", if_item_values(AFTER), start))
+    console = Console(record=True, width=200)
+    print_rows({"start": "smol", "rows": rows, "unavailable": [{"suite": "ifbench", "model": "checkpoint",
+                                                                "stage": "sft", "reason": "no mirror"}]}, console)
+    text = console.export_text()
+    assert text.count("prompt_strict") == 2 and "if_rl" in text and "+50.0 [" in text
+    assert "unavailable: no mirror" in text
