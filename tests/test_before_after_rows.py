@@ -61,11 +61,14 @@ def test_a_tiny_suite_has_one_score_row():
 
 def test_completions_carry_the_prompt_key_response_and_verdicts():
     rows = {"a": {"key": "a", "prompt": "Write.", "kwargs": [{}, {}, {}]}}
-    out = ifeval_samples(AFTER[:1], rows)
-    assert out == [{"key": "a", "prompt": "Write.", "response": "ok", "reasoning": None,
+    out = ifeval_samples(AFTER[:1], rows, thinking=False)
+    assert out == [{"key": "a", "prompt": "Write.", "response": "ok", "answer": "ok", "reasoning": None,
                     "instruction_id_list": ["x:0", "x:1", "x:2"], "kwargs": [{}, {}, {}],
                     "follow_strict": [True, True, True], "follow_loose": [True, True, True],
                     "prompt_strict": True, "prompt_loose": True}]
+    think = [{**AFTER[0], "responses": [{"content": "plan</think>\nok", "reasoning": None}]},
+             {**AFTER[1], "responses": [{"content": "never closed", "reasoning": None}]}]
+    assert [s["answer"] for s in ifeval_samples(think, rows, thinking=True)] == ["ok", None]
 
 
 def test_the_printed_table_names_every_row_and_the_unavailable_suites():

@@ -87,15 +87,20 @@ def suite_rows(suite: str, model: str, stage: str | None, decoding: str, values:
     return rows
 
 
-def ifeval_samples(items: list[dict], rows_by_key: dict[str, dict]) -> list[dict]:
-    """The IFEval completions of one model with their verdicts: what ``ifeval_samples.jsonl`` holds, one per sample."""
+def ifeval_samples(items: list[dict], rows_by_key: dict[str, dict], thinking: bool) -> list[dict]:
+    """The IFEval completions of one model with their verdicts: what ``ifeval_samples.jsonl`` holds, one per sample
+    (``response``: the raw completion; ``answer``: the text the checkers judged, after ``</think>`` in thinking mode,
+    null when the thinking never closed)."""
+    from recipe.rewards.instruction_following import if_answer
     out = []
     for it in items:
         responses = it.get("responses") or []
         for j, v in enumerate(it.get("samples") or []):
             r = responses[j] if j < len(responses) else {}
             row = rows_by_key.get(str(it["id"]), {})
-            out.append({"key": it["id"], "prompt": row.get("prompt"), "response": r.get("content"),
+            content = r.get("content")
+            answer = if_answer(content, "thinking" if thinking else "off").answer if content is not None else None
+            out.append({"key": it["id"], "prompt": row.get("prompt"), "response": content, "answer": answer,
                         "reasoning": r.get("reasoning"), "instruction_id_list": v.get("instruction_id_list"),
                         "kwargs": row.get("kwargs"), "follow_strict": v.get("follow_strict"),
                         "follow_loose": v.get("follow_loose"), "prompt_strict": v.get("prompt_strict"),
@@ -162,7 +167,7 @@ def compare_rows(run, cfg, *, start: str | Path | None = None, last: str, if_sui
                                          values.get((suite, "checkpoint", "if_rl"), {}) if after_if_rl else None)
             if suite == "ifeval" and stage == last:
                 rows, _ = load_suite_rows("ifeval", cfg, limit=kw["limit"])
-                samples = ifeval_samples(items, {str(r["key"]): r for r in rows})
+                samples = ifeval_samples(items, {str(r["key"]): r for r in rows}, thinking)
                 (out / "ifeval_samples.jsonl").write_text("".join(json.dumps(s) + "\n" for s in samples))
         del backend
         result["complete"] = i == len(models) - 1
