@@ -175,3 +175,54 @@ def test_compare_to_start_scores_the_start_and_the_final_checkpoint_on_the_same_
     bad = subprocess.run([*RECIPE, "compare-to-start", "--run-id", "no-such-run"], capture_output=True, text=True,
                          env=env, timeout=120)
     assert bad.returncode == 2 and "no-such-run" in bad.stdout + bad.stderr
+
+
+def test_the_data_card_counts_the_registry_if_data_against_ifeval_and_ifbench(smoke):
+    run, _, _ = smoke
+    card = (run.path / "00_data" / "README.md").read_text()
+    assert "## instruction_following: IFEval's registry on requests of our own" in card
+    table = [line for line in card.splitlines() if line.startswith(("| ifeval", "| ifbench"))]
+    assert len(table) == 2
+    for line in table:  # 0 requests share a 13-gram, or (no benchmark files here) the reason it was not checked
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        assert cells[3] == "0" or cells[3].startswith("not checked:"), line
+
+
+def test_compare_to_start_rows_cover_ifeval_ifbench_and_the_tiny_suites_with_every_field(smoke):
+    run, runs, _ = smoke
+    env = {**os.environ, "RECIPE_RUNS_DIR": str(runs)}
+    r = subprocess.run([*RECIPE, "compare-to-start", "--run-id", "smoke", "--rows", "--ifeval", "2", "--ifbench", "2",
+                        "--if-max-tokens", "8", "--tiny-limit", "1", "--json"], capture_output=True, text=True, env=env,
+                       timeout=1200)
+    assert r.returncode == 0, r.stderr[-2000:]
+    result = json.loads(r.stdout)
+    assert result == json.loads((run.path / "eval" / "before_after" / "rows" / "rows.json").read_text())
+    assert result["complete"] and result["stages"] == ["sft", "if_rl", "mopd", "swe_rl"]
+    fields = {"suite", "metric", "model", "stage", "score", "ci", "n", "delta", "delta_ci", "decoding"}
+    rows = result["rows"]
+    assert all(fields <= set(row) for row in rows)
+    models = [("start_instruct", None), *(("checkpoint", s) for s in result["stages"])]
+    if_suites = [s for s in ("ifeval", "ifbench") if not any(u["suite"] == s for u in result["unavailable"])]
+    if os.environ.get("RECIPE_BENCHMARK_MIRROR"):  # tests/conftest.py: ../shared holds both benchmarks' files
+        assert if_suites == ["ifeval", "ifbench"], result["unavailable"]
+    for suite in if_suites:  # every IF metric of every model, greedy, with CI, n and (checkpoints) the paired delta
+        for model, stage in models:
+            got = {row["metric"]: row for row in rows
+                   if (row["suite"], row["model"], row["stage"]) == (suite, model, stage)}
+            assert set(got) == {"prompt_strict", "inst_strict", "prompt_loose", "inst_loose", "card"}, (suite, stage)
+            for row in got.values():
+                assert row["n"] == 2 and row["decoding"] == "greedy" and len(row["ci"]) == 2
+                assert (row["delta"] is None) == (model == "start_instruct")
+                assert model == "start_instruct" or len(row["delta_ci"]) == 2
+        assert all("vs_if_rl" in row for row in rows if row["suite"] == suite and row["stage"] in ("mopd", "swe_rl"))
+    if "ifeval" in if_suites:
+        samples = [json.loads(line) for line in
+                   (run.path / "eval" / "before_after" / "rows" / "ifeval_samples.jsonl").read_text().splitlines()]
+        assert len(samples) == 2
+        assert all(len(s["follow_strict"]) == len(s["instruction_id_list"]) == len(s["follow_loose"])
+                   and isinstance(s["response"], str) and s["key"] for s in samples)
+    tiny = [row for row in rows if row["suite"].startswith("tiny_")]
+    from recipe.config import load_config
+    names = load_config(run.config_path).domains.names
+    assert {(row["suite"], row["stage"]) for row in tiny} == {(f"tiny_{d}", s) for d in names for _, s in models}
+    assert all(row["metric"] == "score" and row["decoding"] == "sample" for row in tiny)

@@ -125,6 +125,13 @@ def register(app: typer.Typer) -> None:
         benchmarks: Optional[str] = benchmarks_option(),
         set_: List[str] = set_option("key=value override of the run's config for this comparison, e.g. "
                                      "benchmarks.allow_hub=true (repeatable)."),
+        rows: bool = typer.Option(False, "--rows", help="The start model in instruct mode and the checkpoints of "
+                                  "benchmarks.compare_to_start.stages plus the last, on IFEval / IFBench (4 metrics and "
+                                  "the card's mean) and the tiny suites: one row per suite x metric x model "
+                                  "(eval/before_after/rows/rows.json, ifeval_samples.jsonl)."),
+        ifbench: Optional[int] = typer.Option(None, help="With --rows: IFBench rows (default: compare_to_start's)."),
+        if_max_tokens: Optional[int] = typer.Option(None, help="With --rows: new tokens of an IF answer (default: "
+                                                    "compare_to_start.if_max_tokens)."),
     ) -> None:
         """Evaluate the model a run started from and the run's checkpoint on the same rows (the tiny suites of its
         domains and the IFEval slice), with 95% CIs and the paired-bootstrap delta per suite."""
@@ -135,6 +142,10 @@ def register(app: typer.Typer) -> None:
             run = RunDir.for_id(run_id)
             run.read_run_json()  # a clear error for a run that does not exist
             cfg = load_config(run.config_path, with_benchmarks(set_, benchmarks))
+            if rows:
+                _compare_rows(run, cfg, start=start, stage=stage, tiny_limit=tiny_limit, ifeval=ifeval,
+                              ifbench=ifbench, if_max_tokens=if_max_tokens, as_json=as_json)
+                return
             real = {"ifeval": ifeval} if ifeval else None
             comparison = compare_to_start(run, cfg, start=start, stage=stage, tiny_limit=tiny_limit, real_suites=real,
                                           start_instruct=start_instruct)
@@ -143,6 +154,20 @@ def register(app: typer.Typer) -> None:
                 typer.echo(json.dumps(comparison, indent=2))
             else:
                 print_comparison(comparison, console=console)
+
+    def _compare_rows(run, cfg, *, start, stage, tiny_limit, ifeval, ifbench, if_max_tokens, as_json) -> None:
+        from recipe.pipeline.before_after import last_finished_stage
+        from recipe.pipeline.before_after_rows import compare_rows, print_rows
+        if_suites = {**cfg.benchmarks.compare_to_start.if_suites, **({"ifeval": ifeval} if ifeval else {}),
+                     **({"ifbench": ifbench} if ifbench else {})}
+        result = compare_rows(run, cfg, start=start, last=stage or last_finished_stage(run, cfg), if_suites=if_suites,
+                              tiny_limit=tiny_limit, if_max_tokens=if_max_tokens,
+                              progress=lambda m: typer.echo(m, err=True))
+        if as_json:
+            import json
+            typer.echo(json.dumps(result, indent=2))
+        else:
+            print_rows(result, console=console)
 
     @app.command("config")
     def config(

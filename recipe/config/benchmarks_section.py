@@ -2,6 +2,8 @@
 its settings and citation (written once, in the paper profile), and the eval phase at the end of ``recipe run``."""
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 
@@ -58,6 +60,20 @@ class EvalPhaseSection(_Section):
     batch_size: int = Field(64, gt=0)
 
 
+class CompareToStartSection(_Section):
+    """``recipe compare-to-start --rows``: the start model and several checkpoints of a run on IFEval / IFBench (all
+    four IFEval metrics and the card's mean, decoded as ``if_decoding``) and on the tiny suites (eval phase sampling),
+    one row per suite x metric x model with its CI, n and the paired delta against the start model in instruct mode."""
+    if_suites: dict[str, int] = Field(default_factory=dict, description="IF suite -> rows (first N of its file).")
+    if_decoding: Literal["greedy", "sample"] = Field("greedy", description="greedy: temperature 0, k 1 (the "
+                                                     "model card's IFEval setting); sample: the eval phase's "
+                                                     "temperature, top-p and k.")
+    if_max_tokens: int = Field(1280, gt=0, description="New tokens of an IF answer (the thinking included).")
+    stages: list[str] = Field(default_factory=list, description="Checkpoints scored besides the run's last finished "
+                              "stage (a stage not finished is listed as unavailable).")
+    start_thinking: bool = Field(False, description="Also score the start model in the run's thinking mode.")
+
+
 class ServingSection(_Section):
     """How a paper-scale eval job serves the model: vLLM from a pinned container with the model card's flags."""
     image: str = Field("vllm/vllm-openai:v0.17.1", description="vLLM container (pin a digest: image@sha256:...).")
@@ -79,4 +95,5 @@ class BenchmarksSection(_Section):
     allow_hub: bool = True
     suites: dict[str, BenchmarkEntry] = Field(default_factory=dict)
     eval_phase: EvalPhaseSection = Field(default_factory=EvalPhaseSection)
+    compare_to_start: CompareToStartSection = Field(default_factory=CompareToStartSection)
     serving: ServingSection = Field(default_factory=ServingSection)

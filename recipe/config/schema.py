@@ -70,6 +70,23 @@ class TinyDomainSpec(_Section):
     code_tests: int = Field(5, ge=1, description="code: hidden unit tests per task.")
     swe_functions: int = Field(3, ge=1, le=8, description="swe: functions in the repository's file.")
     sandbox_time_limit_s: float = Field(2.0, gt=0, description="code/swe: CPU-time limit of one hidden-test run.")
+    generators: dict[str, Literal["if_registry"]] = Field(
+        default_factory=dict, description="Per-domain generator other than the domain's tiny one: "
+        "instruction_following: if_registry composes IFEval's own instructions onto requests of our own "
+        "(recipe.domains.if_registry_domain).")
+    if_min_constraints: int = Field(1, ge=1, description="if_registry: fewest instructions a prompt carries.")
+    if_max_constraints: int = Field(3, ge=1, description="if_registry: most instructions a prompt carries.")
+    if_exclude_ids: list[str] = Field(default_factory=list, description="if_registry: IFEval instruction ids never "
+                                      "drawn.")
+    if_max_answer_words: int = Field(60, ge=5, description="if_registry: a draw whose built reference answer is "
+                                     "longer is drawn again (answers must fit the rollout and validation caps).")
+
+    @model_validator(mode="after")
+    def _if_constraint_range(self):
+        if self.if_min_constraints > self.if_max_constraints:
+            raise ValueError(f"if_min_constraints ({self.if_min_constraints}) > if_max_constraints "
+                             f"({self.if_max_constraints})")
+        return self
 
 
 class DomainsSection(_Section):

@@ -13,8 +13,8 @@ from __future__ import annotations
 import random
 
 from recipe.config.schema import TinyDomainSpec
-from recipe.domains import (chat_domain, code_domain, if_domain, long_context_domain, math_domain, mcqa_domain,
-                            swe_domain, tool_call_domain)
+from recipe.domains import (chat_domain, code_domain, if_domain, if_registry_domain, long_context_domain, math_domain,
+                            mcqa_domain, swe_domain, tool_call_domain)
 from recipe.domains.base import Example
 from recipe.model.chat_render import render_chat
 from recipe.seeding import derive_seed
@@ -30,6 +30,8 @@ GENERATORS = {
     "swe": swe_domain.generate,
     "swe_agentic": swe_domain.generate_agentic,
 }
+# generators a profile picks per domain instead of the tiny one (domains.tiny.generators)
+VARIANTS = {"if_registry": if_registry_domain.generate}
 
 
 def _pool(seed: int, key: str, rl_fraction: float) -> str:
@@ -57,7 +59,7 @@ def build_tiny_splits(spec: TinyDomainSpec, names: list[str], seed: int) -> dict
     for name in names:
         if name not in GENERATORS:
             raise KeyError(f"no tiny generator for domain {name!r}; available: {', '.join(GENERATORS)}")
-        gen = GENERATORS[name]
+        gen = VARIANTS[spec.generators[name]] if name in spec.generators else GENERATORS[name]
         rng = random.Random(derive_seed(seed, "tiny-domain", name, nbytes=8))
         n_val = spec.val_items_per_domain.get(name, spec.val_items)
         n_sel = min(spec.selection_items, n_val)  # a domain with a small validation set gets a small selection set

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from recipe.config.schema import RecipeConfig
 from recipe.data.cards import tiny_domains_card
-from recipe.domains import build_tiny_splits
+from recipe.domains import build_tiny_splits, if_decontam
 from recipe.runs.hashing import sha256_file, sha256_obj
 from recipe.runs.layout import DATA_PHASE, RunDir, file_stamp, write_text_atomic
 
@@ -47,7 +47,8 @@ def prepare_data(run: RunDir, cfg: RecipeConfig, force: bool = False) -> dict[st
         for s in SPLITS:
             write_text_atomic(files[f"{name}_{s}"], "".join(json.dumps(r) + "\n" for r in split[s]))
     # the dataset card of these files (data_files relative to 00_data/; overlap counts measured on these splits)
-    write_text_atomic(d / "README.md", tiny_domains_card(splits, cfg.data.decontam.ngram, cfg.run.seed))
+    write_text_atomic(d / "README.md", tiny_domains_card(splits, cfg.data.decontam.ngram, cfg.run.seed)
+                      + if_decontam.card_section(cfg, splits))  # registry IF rows: 13-grams vs IFEval / IFBench
     run.write_manifest(DATA_PHASE, {
         "stage": DATA_PHASE, "status": "done", "inputs": inputs,
         "outputs": {p.name: sha256_file(p) for p in files.values()},
