@@ -113,7 +113,16 @@ def before_after_rows(tables: dict[str, dict | None]) -> list[dict]:
 def assemble(out: Path, wall_s: float | None) -> dict:
     return {**environment(), "wall_s": wall_s, "decode": decode_section(_read(out / "decode.json")),
             "stages": stages_section(_read(out / "stage_costs.json")),
-            "before_after": before_after_rows({k: _read(out / f) for k, f in START_FILES.items()})}
+            "before_after": _rows(out)}
+
+
+def _rows(out: Path) -> list[dict]:
+    """``compare-to-start --rows``'s rows.json (already one row per suite x metric x model), else the rows read from
+    the per-mode comparison tables."""
+    rows = _read(out / "rows.json")
+    if isinstance(rows, dict) and rows.get("rows"):
+        return rows["rows"]
+    return before_after_rows({k: _read(out / f) for k, f in START_FILES.items()})
 
 
 def main() -> None:

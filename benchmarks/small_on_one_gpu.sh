@@ -6,16 +6,17 @@
 #   1. benchmarks/bench_decode.py --quick: ms a decode step at the IF-RL shape (256 rows), tokens/s and the
 #      memory-bandwidth floor -> OUT/decode.json;
 #   2. `recipe run --profile small`: every stage and the evaluation phase (a run cut short keeps what it finished);
-#   3. `recipe compare-to-start` on the last finished stage: the imported model against it, on IFEval (IFEVAL
-#      prompts, default all 541) and the tiny suites, with 95% CIs and paired deltas; in thinking mode, then the
-#      imported model in its own instruct mode (--start-instruct; the checkpoint's samples are reused);
+#   3. `recipe compare-to-start --rows`: the imported model in its own instruct mode and in thinking mode against the
+#      SFT, IF-RL, MOPD and last checkpoints, on IFEval (IFEVAL prompts, default all 541), IFBench (IFBENCH, default
+#      its 300-prompt test set) and the tiny suites, with 95% CIs and paired deltas -> OUT/rows.json, and the last
+#      checkpoint's IFEval completions with per-instruction verdicts -> OUT/ifeval_samples.jsonl;
 #   4. `recipe report --costs` (-> OUT/stage_costs.json) and `recipe report`;
 #   5. OUT/small_h200.json (benchmarks/small_h200_json.py): device, torch, CUDA, commit, wall seconds, the decode
 #      figures, each stage's seconds / steps / tokens / tokens per second / peak memory, the before/after rows.
 # Everything printed goes to OUT/log.txt as well.
 #
 # Usage: benchmarks/small_on_one_gpu.sh OUT [BUDGET_S]        benchmarks/small_on_one_gpu.sh --wheels-help DIR
-# Knobs (environment): PYTHON (default python), WHEELS (the wheel folder), RUN_ID (small-gpu), IFEVAL (541),
+# Knobs (environment): PYTHON (default python), WHEELS (the wheel folder), RUN_ID (small-gpu), IFEVAL (541), IFBENCH (300),
 # TINY_LIMIT (64: one decode batch a suite), DECODE_ROWS (256), DECODE_CAP (the profile's IF-RL cap),
 # COMPARE_RESERVE_S (BUDGET_S / 4), RECIPE_SET (extra -s overrides for the run, e.g. "-s @small-smoke", which also
 # shrinks the decode benchmark to 8 rows of 4 tokens). The IFEval prompts come from a benchmark mirror
@@ -72,13 +73,12 @@ timeout -k 15 "$run_s" "$py" -m recipe.cli run --profile small --no-notebooks --
 
 echo "== 3. compare-to-start on the last finished stage (at most $(left) s)"
 runs=${RECIPE_RUNS_DIR:-runs}
-mkdir -p "$runs/$run_id/eval/before_after"   # compare-to-start writes its table there before any suite has
-for mode in "" --start-instruct; do
-  # shellcheck disable=SC2086  # $mode is empty or one flag
-  timeout -k 10 "$(left)" "$py" -m recipe.cli compare-to-start --run-id "$run_id" --tiny-limit "${TINY_LIMIT:-64}" \
-    --ifeval "${IFEVAL:-541}" $mode || echo "compare-to-start $mode stopped (exit $?)"
-done
-cp "$runs/$run_id"/eval/before_after/comparison*.json "$out/" 2>/dev/null || true
+# --rows: the start model in its own (instruct) mode and in thinking mode, the SFT / IF-RL / MOPD / last checkpoints, on
+# IFEval and IFBench (prompt / instruction level, strict / loose, the card's mean) and the tiny suites, one row each
+timeout -k 10 "$(left)" "$py" -m recipe.cli compare-to-start --run-id "$run_id" --rows --tiny-limit "${TINY_LIMIT:-64}" \
+  --ifeval "${IFEVAL:-541}" --ifbench "${IFBENCH:-300}" -s benchmarks.compare_to_start.start_thinking=true \
+  || echo "compare-to-start --rows stopped (exit $?): rows.json keeps the models it finished"
+cp "$runs/$run_id"/eval/before_after/rows/{rows.json,ifeval_samples.jsonl} "$out/" 2>/dev/null || true
 
 echo "== 4. what each finished stage cost and scored"
 recipe report --run-id "$run_id" --costs

@@ -100,6 +100,14 @@ def test_per_metric_rows_and_a_row_stage_are_mapped(tmp_path, assembly):
     assert card[0]["metric"] == "card" and card[0]["score"] == 34.5 and card[0]["stage"] == "swe_rl"
 
 
+def test_compare_to_start_rows_are_taken_as_they_are(tmp_path, assembly):
+    _fill(tmp_path)     # the per-mode tables are there too: rows.json, already in the shape, wins over them
+    row = {"suite": "ifbench", "metric": "inst_loose", "model": "checkpoint", "stage": "if_rl", "score": 30.0,
+           "ci": [27.0, 33.0], "n": 300, "delta": 4.0, "delta_ci": [1.0, 7.0], "decoding": "greedy"}
+    (tmp_path / "rows.json").write_text(json.dumps({"start": "m", "rows": [row], "complete": True}))
+    assert assembly.assemble(tmp_path, None)["before_after"] == [row]
+
+
 def test_a_run_cut_short_gives_empty_sections(tmp_path, assembly):
     (tmp_path / "stage_costs.json").write_text("not json")
     data = assembly.assemble(tmp_path, 12.0)
