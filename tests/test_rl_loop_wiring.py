@@ -62,3 +62,16 @@ def test_mopd_scores_each_response_with_its_domain_teacher(tmp_path, monkeypatch
     expected = {d: drawn.count(d) for d in set(drawn)}  # generations_per_prompt = 1: one row per prompt
     assert len(expected) >= 3, drawn  # the step mixes domains (seeded draw of 10 prompts over 5 domains)
     assert scored == expected
+
+
+def test_trainer_logprobs_are_taken_at_the_sampling_temperature(tmp_path):
+    """At T != 1 the first MOPD step is on-policy: the trainer's log-probs (logits / T, as NeMo-RL takes them) equal
+    the rollout's, so the importance ratio is 1 and the ratio gate masks nothing (unscaled logits move the ratio)."""
+    ctx = tiny_context(tmp_path, "mopd", ["mopd.steps=1", "mopd.prompts_per_step=6", "mopd.max_response_tokens=6",
+                                          "mopd.generations_per_prompt=1", "mopd.warmup_steps=0",
+                                          "mopd.temperature=0.5"])
+    teachers = {d: sharper_teacher(ctx.model, 2.0) for d in ctx.cfg.mopd.domains}
+    rl.train_rl(ctx, ctx.cfg.mopd, teachers=teachers)
+    m = ctx.run.read_metrics("mopd")[0]
+    assert m["masked_frac"] == 0.0, m
+    assert abs(m["ratio_mean"] - 1.0) < 1e-3, m

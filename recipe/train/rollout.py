@@ -225,8 +225,12 @@ def prefill_in_buckets(model, input_ids_US, attention_mask_US, max_new_tokens: i
     return state, torch.cat(logits)[pick]
 
 
-def sequence_logprobs(model, input_ids_BS, attention_mask_BS, mask_BS=None) -> torch.Tensor:
-    """log p(token_t | tokens_<t), aligned to positions ([B, S], position 0 = 0).
+def sequence_logprobs(model, input_ids_BS, attention_mask_BS, mask_BS=None, temperature: float = 1.0) -> torch.Tensor:
+    """log p(token_t | tokens_<t), aligned to positions ([B, S], position 0 = 0), from logits / ``temperature``.
+
+    ``temperature``: the sampling temperature of the rollouts being scored, so that the trainer's log-probs are
+    those of the distribution the tokens were drawn from (``_generate`` records ``inf_logprobs_BS`` the same way);
+    NeMo-RL divides the training logits by the generation temperature likewise. 1.0 for SFT and plain scoring.
 
     With ``mask_BS`` only masked positions are computed (the LM head and softmax run on response tokens only,
     the bulk of the cost for a tiny model with long prompts); other positions are 0. Rows of very different
@@ -236,7 +240,7 @@ def sequence_logprobs(model, input_ids_BS, attention_mask_BS, mask_BS=None) -> t
     """
     if mask_BS is None:
         logits = model(input_ids=input_ids_BS, attention_mask=attention_mask_BS, use_cache=False).logits
-        lp = torch.log_softmax(logits[:, :-1].float(), -1).gather(-1, input_ids_BS[:, 1:].unsqueeze(-1)).squeeze(-1)
+        lp = torch.log_softmax(logits[:, :-1].float() / temperature, -1).gather(-1, input_ids_BS[:, 1:].unsqueeze(-1)).squeeze(-1)
         return torch.cat([torch.zeros_like(lp[:, :1]), lp], 1)
     # buckets are planned on the CPU; the model's device (bf16 autocast on CUDA) runs each bucket and its log-probs
     # come back into one CPU tensor for the losses ([B, S]: small next to the model's work)
@@ -247,7 +251,7 @@ def sequence_logprobs(model, input_ids_BS, attention_mask_BS, mask_BS=None) -> t
         with autocast(dev):
             hidden_BSH = _hidden_states(model, ids, attn, mask)
             sel = mask[:, 1:].bool()
-            logits_NV = model.lm_head(hidden_BSH[:, :-1][sel]).float()
+            logits_NV = model.lm_head(hidden_BSH[:, :-1][sel]).float() / temperature
         lp_N = torch.log_softmax(logits_NV, -1).gather(-1, ids[:, 1:][sel].unsqueeze(-1)).squeeze(-1).cpu()
         r_idx, c_idx = sel.cpu().nonzero(as_tuple=True)
         out[rows[r_idx], lo + 1 + c_idx] = lp_N
