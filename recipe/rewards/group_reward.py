@@ -119,6 +119,21 @@ def make_group_judge(cfg: JudgeConfig) -> GroupJudge:
     raise ValueError(f"unknown judge kind {cfg.kind!r}")
 
 
+def absolute_judge_scores(records: list[dict], texts: list[str], cfg: JudgeConfig) -> list[float] | None:
+    """The judge's absolute score of each response, the number that moves as the policy improves: with all pairs
+    compared, the group's mean normalised reward is fixed (each pair hands out 1 point), so the reward a person
+    watches cannot show progress. ``rubric_pairwise``: the fraction of the record's hidden rubric items the
+    response meets (what the judge compares). ``genrm_compare`` reports its own ``mean_individual_score``: None."""
+    if cfg.kind != "rubric_pairwise":
+        return None
+    from recipe.rewards.chat_rubric import rubric_met
+    out = []
+    for r, t in zip(records, texts):
+        met = rubric_met(r["verifier"]["rubric"], t)
+        out.append(sum(met) / len(met))
+    return out
+
+
 def judge_group_rewards(records: list[dict], texts: list[str], G: int, cfg: JudgeConfig) -> torch.Tensor:
     """Rewards [B] for B = P * G responses (group-major), one judge pass over each group."""
     if len(records) % G:

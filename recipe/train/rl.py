@@ -167,6 +167,12 @@ def rl_step(ctx: StageContext, scfg: RLStageConfig, opt, step: int, pools: dict[
         for r, x in zip(records, rewards_B.tolist()):
             by_dom[r["domain"]].append(x)
     metrics.update({f"reward/{d}": sum(v) / len(v) for d, v in by_dom.items()})
+    if scfg.reward == "pairwise_judge":  # the group reward's mean is fixed by construction: log one that moves
+        from recipe.rewards.group_reward import absolute_judge_scores
+        judged = [absolute_judge_scores(recs, ro.texts, scfg.judge) for recs, ro, _ in rounds]
+        if all(j is not None for j in judged):
+            flat = [x for j in judged for x in j]
+            metrics["judge_score_mean"] = sum(flat) / len(flat)
     if episode_stats:
         from recipe.train.agentic import episode_metrics
         metrics.update(episode_metrics(episode_stats))
