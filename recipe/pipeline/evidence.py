@@ -51,6 +51,9 @@ class DeltaTarget:
                     after[(run.run_id, d, k)] = v
                 for k, v in _means(run, inp, d).items():
                     before[(run.run_id, d, k)] = v
+        if not set(after) & set(before):
+            raise LookupError(f"{self.stage} and its input share no report-split prompts of "
+                              f"{', '.join(self.domains or ['any domain'])}")
         e = paired_bootstrap_delta({str(k): v for k, v in after.items()}, {str(k): v for k, v in before.items()},
                                    scale=100.0)
         what = "+".join(self.domains) if self.domains else f"average of {len(doms_seen)} domains"
@@ -108,12 +111,28 @@ TARGETS: list = [
 ]
 
 
+def claim_line(row: dict) -> str:
+    """One claim as a line: ``(a) IF-RL raises instruction following: if_rl - input, ... +12.3 [+8.1, +16.4],
+    n 150: holds`` (``not shown`` when the interval does not say so; ``not evaluated`` when the stage did not run).
+    ``recipe run``'s closing lines, ``recipe report`` and ``benchmarks/bench_evidence.py`` all print these rows."""
+    head = f"({row['target']}) {row['claim']}"
+    if row.get("score") is None:
+        return f"{head}: not evaluated ({row.get('note')})"
+    if "teacher" in row:
+        t = row["teacher"]
+        value = (f"{row['score']:.1f} [{row['ci_low']:.1f}, {row['ci_high']:.1f}] vs teacher {t['score']:.1f} "
+                 f"[{t['ci_low']:.1f}, {t['ci_high']:.1f}]")
+    else:
+        value = f"{row['score']:+.1f} [{row['ci_low']:+.1f}, {row['ci_high']:+.1f}]"
+    return f"{head}: {row['measure']} {value}, n {row['n']}: {'holds' if row['holds'] else 'not shown'}"
+
+
 def evidence_rows(runs: list[RunDir], targets: list | None = None) -> list[dict]:
     """One row per target (per domain for teacher matches); a target whose stage did not run says so."""
     out = []
     for t in targets or TARGETS:
         try:
             out += t.evaluate(runs)
-        except FileNotFoundError as e:
+        except (FileNotFoundError, LookupError) as e:
             out.append({"target": t.key, "claim": t.claim, "note": str(e), "holds": None})
     return out
