@@ -12,6 +12,7 @@ long_context), nothing else changes.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from recipe.runs.layout import RunDir
 from recipe.runs.teachers import read_teachers
@@ -19,9 +20,19 @@ from recipe.stats import item_means, mean_ci, paired_bootstrap_delta
 from recipe.validation.samples import read_samples, samples_path
 
 
+def stage_input_of(run: RunDir, stage: str) -> str | None:
+    """The done stage whose checkpoint ``stage`` started from (None when it has no input checkpoint)."""
+    m = run.read_manifest(stage) or {}
+    path = (m.get("inputs") or {}).get("init_checkpoint", {}).get("path")
+    if not path:
+        return None
+    # by the stage folder's name (<NN>_<stage>/checkpoint), so a moved or copied run still finds its inputs
+    folder = Path(path).parent.name
+    return next((s for s in run.done_stages() if run.stage_dir(s).name == folder), None)
+
+
 def _stage_input(run: RunDir, stage: str) -> str:
-    from recipe.pipeline.report import _stage_input as find
-    got = find(run, stage)
+    got = stage_input_of(run, stage)
     if got is None:
         raise FileNotFoundError(f"run {run.run_id}: stage {stage!r} is not done (or has no input checkpoint)")
     return got

@@ -23,6 +23,7 @@ from rich.console import Console
 from rich.table import Table
 
 from recipe.console_tables import print_table
+from recipe.pipeline.evidence import stage_input_of
 from recipe.runs.layout import RunDir, file_stamp, read_json
 from recipe.stats import item_means, paired_bootstrap_delta
 from recipe.validation.samples import read_samples, samples_path
@@ -44,19 +45,9 @@ def report_rows(run: RunDir) -> list[dict]:
     return out
 
 
-def _stage_input(run: RunDir, stage: str) -> str | None:
-    m = run.read_manifest(stage) or {}
-    path = (m.get("inputs") or {}).get("init_checkpoint", {}).get("path")
-    if not path:
-        return None
-    # by the stage folder's name (<NN>_<stage>/checkpoint), so a moved or copied run still finds its inputs
-    folder = Path(path).parent.name
-    return next((s for s in run.done_stages() if run.stage_dir(s).name == folder), None)
-
-
 def stage_deltas(run: RunDir, stage: str, n_boot: int = 2000) -> dict | None:
     """Per-domain paired bootstrap delta (points) of a stage over its input checkpoint, report split."""
-    before = _stage_input(run, stage)
+    before = stage_input_of(run, stage)
     if before is None:
         return None
     try:
