@@ -71,3 +71,16 @@ def _bug_of(record):
     (text,) = record["verifier"]["files"].values()
     name = record["verifier"]["issue"].split("(")[0]
     return next(block for block in text.split("def ")[1:] if block.startswith(name + "("))
+
+
+def test_data_written_under_an_earlier_split_rule_is_drawn_and_checked_again(tmp_path):
+    cfg = _small_cfg()
+    run = RunDir(tmp_path / "run")
+    data_phase.prepare_data(run, cfg)
+    m = run.read_manifest(data_phase.DATA_PHASE)
+    assert m["inputs"]["split_rule"] == data_phase.SPLIT_RULE
+    old = {**m, "inputs": {k: v for k, v in m["inputs"].items() if k != "split_rule"}, "timings": {"wall_s": -1}}
+    run.write_manifest(data_phase.DATA_PHASE, old)  # as an earlier version of the data phase left it
+    data_phase.prepare_data(run, cfg)
+    again = run.read_manifest(data_phase.DATA_PHASE)
+    assert again["inputs"]["split_rule"] == data_phase.SPLIT_RULE and again["timings"]["wall_s"] >= 0

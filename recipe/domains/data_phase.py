@@ -9,7 +9,7 @@ from pathlib import Path
 from recipe.config.schema import RecipeConfig
 from recipe.data.cards import tiny_domains_card
 from recipe.domains import build_tiny_splits
-from recipe.domains.held_out import check_held_out
+from recipe.domains.held_out import SPLIT_RULE, check_held_out
 from recipe.runs.hashing import sha256_file, sha256_obj
 from recipe.runs.layout import DATA_PHASE, RunDir, file_stamp, write_text_atomic
 
@@ -17,7 +17,8 @@ SPLITS = ("train", "val", "select")  # val = the report split, select = the teac
 
 
 def data_inputs(cfg: RecipeConfig) -> dict:
-    inputs = {"domains": sha256_obj(cfg.domains.model_dump(mode="json")), "seed": cfg.run.seed}
+    inputs = {"domains": sha256_obj(cfg.domains.model_dump(mode="json")), "seed": cfg.run.seed,
+              "split_rule": SPLIT_RULE}
     if cfg.domains.generator == "released" and cfg.domains.released_records:  # the curated files' contents
         root = Path(cfg.domains.released_records) / "records"
         inputs["released_records"] = {p.name: sha256_file(p) for p in sorted(root.glob("*.jsonl"))}

@@ -9,6 +9,9 @@ from __future__ import annotations
 from typing import Iterable
 
 HELD_OUT_SPLITS = ("val", "select")
+# The rule the splits are drawn and checked by, part of the data phase's inputs: a run whose 00_data was written
+# under an earlier rule draws and checks its splits again instead of reusing them.
+SPLIT_RULE = "held out by split key and user-turn prompt; swe and swe_agentic by repository"
 
 
 def normalised_prompt(turns: Iterable[tuple[str, str]]) -> str:
