@@ -3,9 +3,12 @@ skipped), then print every target of ``recipe.pipeline.evidence.TARGETS`` pooled
 interval and n (prompts x seeds), and whether it holds.
 
     .venv/bin/python benchmarks/bench_evidence.py --seeds 0 1 2 [--runs-dir DIR] [--json] [-s key=value ...]
+        [--heatmap docs/report_heatmap.png]
 
-One setting for every seed: overrides apply to all runs. Runs are named tiny-seed<N> under --runs-dir (default:
-RECIPE_RUNS_DIR or ./runs), so `make run` (seed 0) is reused.
+One setting for every seed: overrides apply to all runs; with none, every run has `make run`'s settings (README's
+table and figure are drawn so). Runs are named tiny-seed<N> under --runs-dir (default: RECIPE_RUNS_DIR or ./runs),
+so `make run` (seed 0) is reused. ``--heatmap PATH`` draws the first run's checkpoint x domain heatmap (the report
+notebook's) with a caption naming the run, its seed, torch threads, overrides and commit.
 """
 from __future__ import annotations
 
@@ -25,6 +28,7 @@ def main() -> None:
     ap.add_argument("--no-train", action="store_true", help="only pool runs that already exist")
     ap.add_argument("--run-ids", nargs="+", default=None, help="pool these existing runs instead (implies --no-train)")
     ap.add_argument("-s", "--set", dest="sets", action="append", default=[])
+    ap.add_argument("--heatmap", default=None, help="write the first run's heatmap PNG here (README's figure)")
     a = ap.parse_args()
     if a.runs_dir:
         os.environ["RECIPE_RUNS_DIR"] = str(Path(a.runs_dir).resolve())
@@ -43,6 +47,17 @@ def main() -> None:
         wall[rid] = round(time.perf_counter() - t0, 1)
         runs.append(run)
     rows = evidence_rows(runs)
+    if a.heatmap:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        from recipe.pipeline import plots
+        fig = plots.plot_heatmap(runs[0], caption=True)
+        Path(a.heatmap).parent.mkdir(parents=True, exist_ok=True)
+        Path(a.heatmap).write_bytes(plots.figure_png(fig))
+        plt.close(fig)
+        print(f"heatmap of {runs[0].run_id} -> {a.heatmap}")
     if a.json:
         print(json.dumps({"seeds": a.seeds, "wall_s": wall, "rows": rows}, indent=2))
         return

@@ -59,9 +59,45 @@ def test_report_json_has_the_documented_shape(tmp_path, monkeypatch):
     r = CliRunner().invoke(app, ["report", "--run-id", "r", "--json"])
     assert r.exit_code == 0, r.output
     data = json.loads(r.output)
-    assert set(data) == {"stages", "deltas", "teachers"}
+    assert set(data) == {"stages", "deltas", "teachers", "claims"}
     assert data["stages"]["mopd"]["if"] == {"score": 100.0, "ci_low": 100.0, "ci_high": 100.0, "n": 4}
     # mopd vs its input if_rl: prompts 0 and 1 go 0 -> 1, prompts 2 and 3 stay 1: +50 points over 4 prompts
     assert data["deltas"]["mopd"]["input"] == "if_rl" and data["deltas"]["mopd"]["if"]["score"] == 50.0
     assert data["deltas"]["if_rl"]["input"] == "sft"
     assert data["teachers"]["mopd"]["teachers"]["if"]["stage"] == "sft"
+
+
+def test_the_closing_claims_are_the_evidence_rows_of_this_run(tmp_path, monkeypatch):
+    """`recipe run` ends with print_report: its claim lines are README's targets (evidence.TARGETS) evaluated on
+    this run by evidence_rows, the code that pools README's table, and `recipe report --json` carries the same rows."""
+    import io
+    import json
+
+    from rich.console import Console
+    from typer.testing import CliRunner
+
+    from recipe.cli import app
+    from recipe.pipeline import evidence
+    from recipe.pipeline.evidence import claim_line
+    from recipe.pipeline.report import print_report, report_data
+    monkeypatch.setenv("RECIPE_RUNS_DIR", str(tmp_path))
+    monkeypatch.setattr(evidence, "TARGETS", [DeltaTarget("a", "mopd raises if", "mopd", ("if",)),
+                                              DeltaTarget("c", "rlhf raises chat", "rlhf", ("chat",)),
+                                              TeacherMatchTarget("e", "within the teacher's CI")])
+    run = _run(tmp_path, "r", [0] * 20, [1] * 20, [1] * 20)
+    run.update_run_json(profile="tiny", seed=3)
+    for stage in ("sft", "if_rl", "mopd"):
+        run.write_validation(stage, {"if": 50.0}, ci={"if": {"score": 50.0, "ci_low": 40.0, "ci_high": 60.0, "n": 20}})
+    data = report_data(run)
+    assert data["claims"] == evidence_rows([run])
+    out = io.StringIO()
+    print_report(run, console=Console(file=out, width=300), data=data)
+    text = out.getvalue()
+    assert "README's claims on this run (seed 3" in text
+    for row in data["claims"]:
+        assert claim_line(row) in text
+    assert "(a) mopd raises if: mopd - input, if +100.0 [+100.0, +100.0], n 20: holds" in text
+    assert "(c) rlhf raises chat: not evaluated" in text
+    assert "On this seed: hold a, e; not shown none." in text
+    r = CliRunner().invoke(app, ["report", "--run-id", "r", "--json"])
+    assert json.loads(r.output)["claims"] == json.loads(json.dumps(data["claims"]))

@@ -41,12 +41,16 @@ def test_aggregation_length_normalisation_and_gated_bonus_by_hand():
     # length: mean 4, range 4, c = .2 -> r -= .2 * (len - 4)/4: r0 .75, r1 0 + .1 = .1, r2 .75 - .1 = .65
     got = aggregate_pairwise(3, comps, [4, 2, 6], length_coeff=0.2)
     assert got == pytest.approx([0.75, 0.1, 0.65])
-    # bonus .5 gated to the top ceil(.34 * 3) = 2 by judge score (responses 0 and 2, both .75): the shorter (0, 4
-    # words) gets it; response 1 is the shortest overall but fails the quality gate
+    # NeMo-Gym's bonus: the globally shortest non-empty answer, only if it reaches the top quantile. Cut-off at
+    # sorted position max(1, floor(.34 * 3)) = 1: .75. Response 1 is the shortest (2 words) but scores 0: nobody
+    # gets the bonus (it does not pass to response 0, the shortest of the top)
     got = aggregate_pairwise(3, comps, [4, 2, 6], length_coeff=0.2, answer_bonus=0.5, top_percentile=0.34)
-    assert got == pytest.approx([1.25, 0.1, 0.65])
-    # everything lost or tied at 0: the gate (aggregate > 0) gives no bonus
-    assert aggregate_pairwise(2, [(0, 1, 0.0, 0.0)], [1, 2], answer_bonus=1.0) == [0.0, 0.0]
+    assert got == pytest.approx([0.75, 0.1, 0.65])
+    # the shortest (response 2, 2 words) is in the top: it gets .5 (length term: r -= .2 * (len - 4)/4)
+    got = aggregate_pairwise(3, comps, [4, 6, 2], length_coeff=0.2, answer_bonus=0.5, top_percentile=0.34)
+    assert got == pytest.approx([0.75, -0.1, 1.35])
+    # an empty answer (0 words) is not the shortest: response 1 (0 words) is skipped, response 2 (3) gets it
+    assert aggregate_pairwise(3, comps, [5, 0, 3], answer_bonus=0.5, top_percentile=1.0) == [0.75, 0.0, 1.25]
 
 
 def test_judge_group_rewards_over_a_batch():

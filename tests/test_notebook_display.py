@@ -176,3 +176,14 @@ def test_closing_cells_point_to_the_next_notebook_in_plan_order():
                                      "b": {"score": -4.0, "ci_low": -8.0, "ci_high": -0.5},
                                      "c": {"score": 3.0, "ci_low": -1.0, "ci_high": 7.0}})
     assert [g.split()[0] for g in gains] == ["a"] and [x.split()[0] for x in losses] == ["b"] and len(unclear) == 1
+
+
+def test_readme_heatmap_says_which_run_it_shows(run):
+    """README's figure (benchmarks/bench_evidence.py --heatmap) names its run: id, seed, torch threads, commit."""
+    _scores(run, {"sft": {"math": 95.0}}, {})
+    run.update_run_json(profile="tiny", seed=2, git_commit="0123456789abcdef", overrides=["run.seed=2"])
+    (run.path / "config.yaml").write_text("run:\n  seed: 2\n  torch_threads: 2\n")
+    fig = plots.plot_heatmap(run, caption=True)
+    (text,) = [t.get_text() for t in fig.texts]
+    assert f"run {run.run_id}: profile tiny, seed 2, torch threads 2, overrides none, commit 0123456789" in text
+    assert not plots.plot_heatmap(run).texts  # in the run's own report: no caption

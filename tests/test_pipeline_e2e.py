@@ -89,7 +89,7 @@ def test_all_notebooks_run_through_papermill(nb_run):
     assert len({picks[d]["checkpoint"] for d in ("instruction_following", "mcqa", "tool_call")}) == 1
     from recipe.pipeline.report import report_data
     data = report_data(run)
-    assert set(data["stages"]) == set(LOCAL) and set(data) == {"stages", "deltas", "teachers"}
+    assert set(data["stages"]) == set(LOCAL) and set(data) == {"stages", "deltas", "teachers", "claims"}
     for stage, doms in data["stages"].items():
         for d, e in doms.items():
             assert set(e) == {"score", "ci_low", "ci_high", "n"} and e["ci_low"] <= e["score"] <= e["ci_high"]
@@ -97,12 +97,17 @@ def test_all_notebooks_run_through_papermill(nb_run):
     assert {s: d["input"] for s, d in data["deltas"].items()} == {
         "if_rl": "sft", "multi_domain_rl": "if_rl", "rlhf_branch": "sft", "mopd": "multi_domain_rl", "rlhf": "mopd",
         "long_context_rl": "rlhf", "code_rl": "long_context_rl", "swe_rl": "code_rl"}
-    # the CLI printed the deltas computed in the kernel (runner._report_deltas): the same as computed here
+    # the CLI printed the deltas and README's claims computed in the kernel (runner._report_data_in): the same as
+    # computed here, the claims by the code that pools README's table (recipe.pipeline.evidence)
     flat = " ".join(printed.split())
     for stage, dl in data["deltas"].items():
         line = f"{stage} vs {dl['input']} (paired bootstrap 95% CI, points): " + ", ".join(
             f"{d} {e['score']:+.1f} [{e['ci_low']:+.1f}, {e['ci_high']:+.1f}]" for d, e in dl.items() if d != "input")
         assert " ".join(line.split()) in flat, line
+    from recipe.pipeline.evidence import claim_line, evidence_rows
+    assert data["claims"] == evidence_rows([run])
+    for row in data["claims"]:
+        assert " ".join(claim_line(row).split()) in flat, claim_line(row)
     # no stage loses its own domains: its validation (fixed seed) stays at or above its input's score minus the CI.
     # Measured (FAST, seed 0, n=16 report prompts): chat rlhf_branch 23.4 vs sft 15.6 (ci_low 3.9), mopd 10.9 vs
     # 15.6 (ci_low 3.9, margin 7.0), rlhf 21.9 vs 10.9 (ci_low 0.0); the other own domains are 0 before and after

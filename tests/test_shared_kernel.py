@@ -132,16 +132,16 @@ def test_run_code_returns_what_the_kernel_printed_and_raises_its_errors(tmp_path
         assert int(kernel.run_code("import os; print(os.getpid())")) == pid  # the same kernel went on
 
 
-def test_report_deltas_come_from_the_kernel_or_fall_back_to_none():
-    """`recipe run` asks its kernel (torch loaded) for the report's bootstrap deltas; anything unexpected leaves
-    them to the CLI (None) instead of failing a finished run."""
+def test_report_data_comes_from_the_kernel_or_falls_back_to_none():
+    """`recipe run` asks its kernel (torch loaded) for the report's data (bootstrap deltas, claims); anything
+    unexpected leaves them to the CLI (None) instead of failing a finished run."""
     from types import SimpleNamespace
 
-    from recipe.pipeline.runner import _DELTAS_MARK, _report_deltas
+    from recipe.pipeline.runner import _DATA_MARK, _report_data_in as _report_deltas
 
     run = SimpleNamespace(run_id="r")
-    ok = SimpleNamespace(run_code=lambda code: f"noise\n{_DELTAS_MARK}" + '{"if_rl": {"input": "sft"}}\n')
-    assert _report_deltas(ok, run) == {"if_rl": {"input": "sft"}}
+    ok = SimpleNamespace(run_code=lambda code: f"noise\n{_DATA_MARK}" + '{"deltas": {"if_rl": {"input": "sft"}}}\n')
+    assert _report_deltas(ok, run) == {"deltas": {"if_rl": {"input": "sft"}}}
 
     def fails(code):
         raise RuntimeError("NameError (in the shared kernel)")

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from recipe.stats import Estimate, item_means, mean_ci, paired_bootstrap_delta
+from recipe.stats import Estimate, average_ci, item_means, mean_ci, paired_bootstrap_delta, percentile_interval
 
 
 def test_mean_ci_hand_computed():
@@ -68,3 +68,34 @@ def test_paired_bootstrap_interval_matches_normal_theory_and_covers():
 def test_estimate_excludes_zero():
     assert not Estimate(1.0, -0.1, 2.0, 10).excludes_zero()
     assert Estimate(-1.0, -2.0, -0.5, 10).excludes_zero()
+
+
+def test_percentile_interval_is_symmetric():
+    """As many resampled statistics below the lower end as above the upper end: of 1,000, indices 25 and 974."""
+    xs = list(range(1000))
+    assert percentile_interval(xs, 0.95) == (25, 974)
+    assert percentile_interval(list(range(2000)), 0.95) == (50, 1949)
+    assert percentile_interval([3.0], 0.95) == (3.0, 3.0)
+
+
+def test_eval_bootstrap_ci_uses_the_symmetric_percentiles():
+    from recipe.eval.metrics import bootstrap_ci
+    counter = iter(range(1000))  # a "statistic" that returns 0, 1, ..., 999: the sorted resamples are 0..999
+
+    def stat(_sample):
+        return next(counter)
+    assert bootstrap_ci([1.0, 2.0], stat=stat, n_boot=1000) == [25, 974]
+
+
+@pytest.mark.parametrize("values", [[1.0] + [0.0] * 19, [0.0] + [1.0] * 19])
+def test_average_ci_reads_the_se_of_an_interval_clipped_near_0_and_100(values):
+    """5% (or 95%) of 20 items: the normal interval crosses 0 (100) and is clipped; the average of that one score
+    must keep its true standard error, not a third less read from the clipped width."""
+    e = mean_ci(values, scale=100.0, bounds=(0.0, 100.0))
+    unclipped = mean_ci(values, scale=100.0)
+    assert (e.ci_low, e.ci_high) != (unclipped.ci_low, unclipped.ci_high)  # it was clipped
+    avg = average_ci([e])
+    assert avg.ci_low == pytest.approx(unclipped.ci_low) and avg.ci_high == pytest.approx(unclipped.ci_high)
+    two = average_ci([e, unclipped])  # se = sqrt(2) se_1 / 2
+    half = (unclipped.ci_high - unclipped.ci_low) / 2
+    assert two.ci_high - two.score == pytest.approx(half / math.sqrt(2))

@@ -16,6 +16,7 @@ from recipe.config.schema import TinyDomainSpec
 from recipe.domains import (chat_domain, code_domain, if_domain, if_registry_domain, long_context_domain, math_domain,
                             mcqa_domain, swe_domain, tool_call_domain)
 from recipe.domains.base import Example
+from recipe.domains.held_out import normalised_prompt
 from recipe.model.chat_render import render_chat
 from recipe.seeding import derive_seed
 
@@ -55,7 +56,13 @@ def _record(domain: str, ex: Example, split: str, idx: int, pool: str | None = N
 
 
 def build_tiny_splits(spec: TinyDomainSpec, names: list[str], seed: int) -> dict[str, dict[str, list[dict]]]:
+    """Per domain: ``val`` and ``select`` (distinct split keys, disjoint), then ``train`` drawn outside them: no
+    training example shares a held-out split key or a held-out prompt (user turns, ``held_out.normalised_prompt``).
+    Domains drawn from one generator (``Example.shared_key``: swe and swe_agentic repositories) hold out across each
+    other: a repository held out in one never trains the other, and none already trained on is held out later."""
     out: dict[str, dict[str, list[dict]]] = {}
+    shared_held: set[str] = set()
+    shared_train: set[str] = set()
     for name in names:
         if name not in GENERATORS:
             raise KeyError(f"no tiny generator for domain {name!r}; available: {', '.join(GENERATORS)}")
@@ -68,7 +75,8 @@ def build_tiny_splits(spec: TinyDomainSpec, names: list[str], seed: int) -> dict
         attempts = 0
         while len(val) < n_val:  # distinct held-out prompts
             ex = gen(rng, spec)
-            val.setdefault(ex.key, ex)
+            if ex.shared_key is None or ex.shared_key not in shared_train:
+                val.setdefault(ex.key, ex)
             attempts += 1
             if attempts > 100 * n_val:
                 raise ValueError(f"domain {name}: cannot draw {n_val} distinct validation prompts")
@@ -77,20 +85,25 @@ def build_tiny_splits(spec: TinyDomainSpec, names: list[str], seed: int) -> dict
         while len(select) < n_sel:  # the selection split: held out from training, disjoint from val
             ex = gen(rng, spec)
             attempts += 1
-            if ex.key not in val:
+            if ex.key not in val and (ex.shared_key is None or ex.shared_key not in shared_train):
                 select.setdefault(ex.key, ex)
             if attempts > 100 * max(1, n_sel):
                 raise ValueError(f"domain {name}: cannot draw {n_sel} selection prompts outside "
                                  f"val; lower domains.tiny.selection_items")
+        held = [*val.values(), *select.values()]
+        held_prompts = {normalised_prompt(e.prompt) for e in held}
+        shared_held |= {e.shared_key for e in held if e.shared_key is not None}
         train: list[Example] = []
         attempts = 0
         while len(train) < n_train:  # training prompts never equal a validation or selection prompt
             ex = gen(rng, spec)
             attempts += 1
-            if ex.key not in val and ex.key not in select:
+            if (ex.key not in val and ex.key not in select and normalised_prompt(ex.prompt) not in held_prompts
+                    and ex.shared_key not in shared_held):
                 train.append(ex)
             if attempts > 100 * n_train:
                 raise ValueError(f"domain {name}: validation set covers the whole prompt space; lower val_items")
+        shared_train |= {e.shared_key for e in train if e.shared_key is not None}
         out[name] = {"train": [_record(name, e, "train", i, _pool(seed, e.key, spec.rl_pool_fraction))
                                for i, e in enumerate(train)],
                      "val": [_record(name, e, "val", i) for i, e in enumerate(val.values())],

@@ -23,6 +23,8 @@ class Example:
     tools: Optional[tuple] = None
     metadata: dict = field(default_factory=dict, hash=False, compare=False)
     split_key: Optional[str] = None  # what train/validation disjointness is about (default: the prompt)
+    # identity shared by domains drawn from one generator (a tiny SWE repository): held out across those domains
+    shared_key: Optional[str] = None
 
     @property
     def key(self) -> str:

@@ -9,6 +9,7 @@ from pathlib import Path
 from recipe.config.schema import RecipeConfig
 from recipe.data.cards import tiny_domains_card
 from recipe.domains import build_tiny_splits, if_decontam
+from recipe.domains.held_out import SPLIT_RULE, check_held_out
 from recipe.runs.hashing import sha256_file, sha256_obj
 from recipe.runs.layout import DATA_PHASE, RunDir, file_stamp, write_text_atomic
 
@@ -16,7 +17,8 @@ SPLITS = ("train", "val", "select")  # val = the report split, select = the teac
 
 
 def data_inputs(cfg: RecipeConfig) -> dict:
-    inputs = {"domains": sha256_obj(cfg.domains.model_dump(mode="json")), "seed": cfg.run.seed}
+    inputs = {"domains": sha256_obj(cfg.domains.model_dump(mode="json")), "seed": cfg.run.seed,
+              "split_rule": SPLIT_RULE}
     if cfg.domains.generator == "released" and cfg.domains.released_records:  # the curated files' contents
         root = Path(cfg.domains.released_records) / "records"
         inputs["released_records"] = {p.name: sha256_file(p) for p in sorted(root.glob("*.jsonl"))}
@@ -41,13 +43,14 @@ def prepare_data(run: RunDir, cfg: RecipeConfig, force: bool = False) -> dict[st
         splits = released_splits(cfg.domains.released_records, cfg.domains.names, cfg.run.seed)
     else:
         splits = build_tiny_splits(cfg.domains.tiny, cfg.domains.names, cfg.run.seed)
+    held_out = check_held_out(splits)  # refuses a run whose report or selection prompts occur in training
     # keys in the order the records were built (deterministic): a tool call's arguments are rendered into SFT targets
     # in their stored order, and the model then writes them in that order (edit_file: path, old text, new text)
     for name, split in splits.items():
         for s in SPLITS:
             write_text_atomic(files[f"{name}_{s}"], "".join(json.dumps(r) + "\n" for r in split[s]))
     # the dataset card of these files (data_files relative to 00_data/; overlap counts measured on these splits)
-    write_text_atomic(d / "README.md", tiny_domains_card(splits, cfg.data.decontam.ngram, cfg.run.seed)
+    write_text_atomic(d / "README.md", tiny_domains_card(splits, cfg.data.decontam.ngram, cfg.run.seed, held_out)
                       + if_decontam.card_section(cfg, splits))  # registry IF rows: 13-grams vs IFEval / IFBench
     run.write_manifest(DATA_PHASE, {
         "stage": DATA_PHASE, "status": "done", "inputs": inputs,
@@ -60,7 +63,7 @@ def prepare_data(run: RunDir, cfg: RecipeConfig, force: bool = False) -> dict[st
 def tiny_domains_card_for(cfg) -> str:
     """The card ``make run`` writes for profile ``cfg`` (committed for the tiny defaults: data_cards/tiny_domains)."""
     splits = build_tiny_splits(cfg.domains.tiny, cfg.domains.names, cfg.run.seed)
-    return tiny_domains_card(splits, cfg.data.decontam.ngram, cfg.run.seed)
+    return tiny_domains_card(splits, cfg.data.decontam.ngram, cfg.run.seed, check_held_out(splits))
 
 
 def load_splits(run: RunDir, cfg: RecipeConfig, splits: tuple[str, ...] = SPLITS) -> dict[str, dict[str, list[dict]]]:

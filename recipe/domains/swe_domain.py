@@ -70,7 +70,7 @@ def generate_repo(rng: random.Random, spec: TinyDomainSpec) -> dict:
     if files[path].count(buggy) != 1:  # the broken line also occurs elsewhere: the edit names the whole function
         buggy, fixed = _func_src(target, bad), _func_src(target, good)
     return {"files": files, "tests": {"test_repo.py": "\n".join(tests)}, "path": path, "issue": issue,
-            "buggy": buggy, "fixed": fixed, "function": target}
+            "buggy": buggy, "fixed": fixed, "function": target, "bug": _func_src(target, bad)}
 
 
 def search_replace(path: str, old: str, new: str) -> str:
@@ -82,6 +82,19 @@ def _verifier(repo: dict, spec: TinyDomainSpec, **extra) -> dict:
             "issue": repo["issue"], "time_limit_s": spec.sandbox_time_limit_s, **extra}
 
 
+def _repo_key(repo: dict) -> str:
+    """A repository: the issue and the file (the agentless prompt shows both; they decide the edit). ``swe`` and
+    ``swe_agentic`` draw from one generator, so a repository held out in one is kept out of the other's training."""
+    return "swe-repo\x1e" + repo["issue"] + "\x1e" + repo["files"][repo["path"]]
+
+
+def _agentic_key(repo: dict) -> str:
+    """An agentic task: the issue (all an episode shows before its tool calls) and the buggy function (what decides
+    the fix). The other functions of the file do not enter: two repositories that differ only there are one task.
+    Issues that several bugs share (``is_even(2)``) stay in one split by the data phase's prompt rule."""
+    return "swe-bug\x1e" + repo["issue"] + "\x1e" + repo["bug"]
+
+
 def agentless_prompt(repo: dict) -> str:
     (path, text), = repo["files"].items()
     return (f"Issue: {repo['issue']}\nFile {path}:\n{text}"
@@ -91,7 +104,7 @@ def agentless_prompt(repo: dict) -> str:
 def generate(rng: random.Random, spec: TinyDomainSpec) -> Example:
     repo = generate_repo(rng, spec)
     return Example(prompt=(("user", agentless_prompt(repo)),), verifier=_verifier(repo, spec),
-                   split_key="swe-repo\x1e" + repo["issue"] + "\x1e" + repo["files"][repo["path"]],
+                   split_key=_repo_key(repo), shared_key=_repo_key(repo),
                    reasoning=f"{repo['function']} is wrong", content=search_replace(repo["path"], repo["buggy"], repo["fixed"]))
 
 
@@ -147,4 +160,4 @@ def generate_agentic(rng: random.Random, spec: TinyDomainSpec) -> Example:
     call = {"type": "function", "function": {"name": name, "arguments": args}}
     return Example(prompt=tuple(prompt), verifier=_verifier(repo, spec, step=step, mode="instruct"),
                    reasoning=f"next: {name}", content="", tool_calls=(call,), tools=AGENT_TOOLS,
-                   split_key="swe-repo\x1e" + repo["issue"] + "\x1e" + repo["files"][repo["path"]])
+                   split_key=_agentic_key(repo), shared_key=_repo_key(repo))

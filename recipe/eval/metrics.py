@@ -11,6 +11,8 @@ import math
 import random
 from statistics import mean, stdev
 
+from recipe.stats.intervals import percentile_interval
+
 
 def pass_at_k(n: int, c: int, k: int) -> float:
     if k > n:
@@ -57,6 +59,4 @@ def bootstrap_ci(values: list[float], *, stat=mean, n_boot: int = 1000, seed: in
     rng = random.Random(seed)
     n = len(values)
     stats = sorted(stat([values[rng.randrange(n)] for _ in range(n)]) for _ in range(n_boot))
-    lo = stats[int(alpha / 2 * n_boot)]
-    hi = stats[min(n_boot - 1, int((1 - alpha / 2) * n_boot))]
-    return [lo, hi]
+    return list(percentile_interval(stats, 1 - alpha))  # symmetric: of 1,000, indices 25 and 974

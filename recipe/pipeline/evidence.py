@@ -12,6 +12,7 @@ long_context), nothing else changes.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from recipe.runs.layout import RunDir
 from recipe.runs.teachers import read_teachers
@@ -19,9 +20,19 @@ from recipe.stats import item_means, mean_ci, paired_bootstrap_delta
 from recipe.validation.samples import read_samples, samples_path
 
 
+def stage_input_of(run: RunDir, stage: str) -> str | None:
+    """The done stage whose checkpoint ``stage`` started from (None when it has no input checkpoint)."""
+    m = run.read_manifest(stage) or {}
+    path = (m.get("inputs") or {}).get("init_checkpoint", {}).get("path")
+    if not path:
+        return None
+    # by the stage folder's name (<NN>_<stage>/checkpoint), so a moved or copied run still finds its inputs
+    folder = Path(path).parent.name
+    return next((s for s in run.done_stages() if run.stage_dir(s).name == folder), None)
+
+
 def _stage_input(run: RunDir, stage: str) -> str:
-    from recipe.pipeline.report import _stage_input as find
-    got = find(run, stage)
+    got = stage_input_of(run, stage)
     if got is None:
         raise FileNotFoundError(f"run {run.run_id}: stage {stage!r} is not done (or has no input checkpoint)")
     return got
@@ -51,6 +62,9 @@ class DeltaTarget:
                     after[(run.run_id, d, k)] = v
                 for k, v in _means(run, inp, d).items():
                     before[(run.run_id, d, k)] = v
+        if not set(after) & set(before):
+            raise LookupError(f"{self.stage} and its input share no report-split prompts of "
+                              f"{', '.join(self.domains or ['any domain'])}")
         e = paired_bootstrap_delta({str(k): v for k, v in after.items()}, {str(k): v for k, v in before.items()},
                                    scale=100.0)
         what = "+".join(self.domains) if self.domains else f"average of {len(doms_seen)} domains"
@@ -108,12 +122,28 @@ TARGETS: list = [
 ]
 
 
+def claim_line(row: dict) -> str:
+    """One claim as a line: ``(a) IF-RL raises instruction following: if_rl - input, ... +12.3 [+8.1, +16.4],
+    n 150: holds`` (``not shown`` when the interval does not say so; ``not evaluated`` when the stage did not run).
+    ``recipe run``'s closing lines, ``recipe report`` and ``benchmarks/bench_evidence.py`` all print these rows."""
+    head = f"({row['target']}) {row['claim']}"
+    if row.get("score") is None:
+        return f"{head}: not evaluated ({row.get('note')})"
+    if "teacher" in row:
+        t = row["teacher"]
+        value = (f"{row['score']:.1f} [{row['ci_low']:.1f}, {row['ci_high']:.1f}] vs teacher {t['score']:.1f} "
+                 f"[{t['ci_low']:.1f}, {t['ci_high']:.1f}]")
+    else:
+        value = f"{row['score']:+.1f} [{row['ci_low']:+.1f}, {row['ci_high']:+.1f}]"
+    return f"{head}: {row['measure']} {value}, n {row['n']}: {'holds' if row['holds'] else 'not shown'}"
+
+
 def evidence_rows(runs: list[RunDir], targets: list | None = None) -> list[dict]:
     """One row per target (per domain for teacher matches); a target whose stage did not run says so."""
     out = []
     for t in targets or TARGETS:
         try:
             out += t.evaluate(runs)
-        except FileNotFoundError as e:
+        except (FileNotFoundError, LookupError) as e:
             out.append({"target": t.key, "claim": t.claim, "note": str(e), "holds": None})
     return out

@@ -16,7 +16,7 @@ from matplotlib.colors import to_rgb
 from matplotlib.ticker import MaxNLocator
 
 from recipe.pipeline.report import score_table, teacher_basis, teacher_marks
-from recipe.runs.layout import RunDir
+from recipe.runs.layout import RunDir, read_json
 
 DPI = 100
 PANEL_W, PANEL_H = 4.7, 3.2   # inches: two panels side by side are 940 px, inside the output area at 1440 px
@@ -143,9 +143,24 @@ def text_colour_on(cell_rgb) -> str:
     return "black" if contrast_ratio(cell_rgb, "black") >= contrast_ratio(cell_rgb, "white") else "white"
 
 
-def plot_heatmap(run: RunDir):
+def run_caption(run: RunDir) -> str:
+    """Which run a figure shows: run id, seed, torch threads, overrides and commit (from ``run.json`` and the run's
+    resolved ``config.yaml``)."""
+    import yaml
+    meta = read_json(run.run_json_path, {}) or {}
+    cfg_path = run.path / "config.yaml"
+    threads = (yaml.safe_load(cfg_path.read_text()) or {}).get("run", {}).get("torch_threads") if cfg_path.exists() \
+        else None
+    over = [o for o in meta.get("overrides", []) if not o.startswith("run.seed=")]
+    return (f"run {run.run_id}: profile {meta.get('profile', '?')}, seed {meta.get('seed', '?')}, "
+            f"torch threads {threads if threads is not None else '?'}, "
+            f"overrides {', '.join(over) if over else 'none'}, commit {str(meta.get('git_commit') or '?')[:10]}")
+
+
+def plot_heatmap(run: RunDir, caption: bool = False):
     """Checkpoint x domain validation scores; each domain's MOPD teacher is boxed and starred in the colour that
-    contrasts most with its cell (the marks' ``gid`` is ``teacher:<domain>``; ``teacher_mark_boxes``)."""
+    contrasts most with its cell (the marks' ``gid`` is ``teacher:<domain>``; ``teacher_mark_boxes``).
+    ``caption``: a last line saying which run it shows (``run_caption``), for a figure shown outside the run."""
     domains, rows = score_table(run)
     if not rows:
         raise FileNotFoundError(f"no scores yet in {run.scores_path}")
@@ -174,10 +189,12 @@ def plot_heatmap(run: RunDir):
     ax.set_title("validation score (%): checkpoint x domain", fontsize=11)
     cb = fig.colorbar(im, ax=ax, fraction=0.04, pad=0.02)
     cb.set_label("score (%, avg@k, report split)")
-    if teachers:
-        fig.text(0.01, 0.01, textwrap.fill(f"boxed * = MOPD teacher of the domain, chosen by {basis}", 150),
-                 fontsize=8, color="0.15")
-    fig.tight_layout(rect=(0, 0.07 if teachers else 0, 1, 1))
+    foot = [f"boxed * = MOPD teacher of the domain, chosen by {basis}"] if teachers else []
+    if caption:
+        foot.append(run_caption(run))
+    if foot:
+        fig.text(0.01, 0.01, "\n".join(textwrap.fill(x, 150) for x in foot), fontsize=8, color="0.15")
+    fig.tight_layout(rect=(0, 0.035 * len(foot) + (0.035 if foot else 0), 1, 1))
     return fig
 
 

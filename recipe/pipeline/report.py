@@ -5,7 +5,11 @@ the heatmap should call it too)::
 
     {"stages":   {stage: {domain: {"score", "ci_low", "ci_high", "n"}}},          report split, 95% CI, n = prompts
      "deltas":   {stage: {"input": input stage, domain: {"score", "ci_low", "ci_high", "n"}}},   paired bootstrap
-     "teachers": teachers.json (best_so_far, and mopd: routing, picks, every candidate with CIs)}
+     "teachers": teachers.json (best_so_far, and mopd: routing, picks, every candidate with CIs),
+     "claims":   [{"target", "claim", "measure", "score", "ci_low", "ci_high", "n", "holds"}, ...]}
+
+``claims`` are README's claims about what each stage shows, evaluated on this one run by the code that pools them
+over seeds for README's table (``recipe.pipeline.evidence``): ``recipe run`` ends by printing them.
 
 A delta compares a stage's checkpoint with its input checkpoint (``<stage>.init_from``) on the same prompts and
 the same sampling seeds, resampling prompts jointly (``recipe.stats.paired_bootstrap_delta``).
@@ -19,6 +23,7 @@ from rich.console import Console
 from rich.table import Table
 
 from recipe.console_tables import print_table
+from recipe.pipeline.evidence import stage_input_of
 from recipe.runs.layout import RunDir, file_stamp, read_json
 from recipe.stats import item_means, paired_bootstrap_delta
 from recipe.validation.samples import read_samples, samples_path
@@ -40,19 +45,9 @@ def report_rows(run: RunDir) -> list[dict]:
     return out
 
 
-def _stage_input(run: RunDir, stage: str) -> str | None:
-    m = run.read_manifest(stage) or {}
-    path = (m.get("inputs") or {}).get("init_checkpoint", {}).get("path")
-    if not path:
-        return None
-    # by the stage folder's name (<NN>_<stage>/checkpoint), so a moved or copied run still finds its inputs
-    folder = Path(path).parent.name
-    return next((s for s in run.done_stages() if run.stage_dir(s).name == folder), None)
-
-
 def stage_deltas(run: RunDir, stage: str, n_boot: int = 2000) -> dict | None:
     """Per-domain paired bootstrap delta (points) of a stage over its input checkpoint, report split."""
-    before = _stage_input(run, stage)
+    before = stage_input_of(run, stage)
     if before is None:
         return None
     try:
@@ -116,7 +111,8 @@ def teacher_rows(run: RunDir) -> list[dict]:
     return rows
 
 
-def report_data(run: RunDir) -> dict:
+def report_data(run: RunDir, claims: bool = True) -> dict:
+    from recipe.pipeline.evidence import evidence_rows
     from recipe.runs.teachers import read_teachers
     stages, deltas = {}, {}
     for stage in run.done_stages():
@@ -128,13 +124,16 @@ def report_data(run: RunDir) -> dict:
         dl = stage_deltas(run, stage)
         if dl is not None:
             deltas[stage] = dl
-    return {"stages": stages, "deltas": deltas, "teachers": read_teachers(run)}
+    out = {"stages": stages, "deltas": deltas, "teachers": read_teachers(run)}
+    if claims:
+        out["claims"] = evidence_rows([run])
+    return out
 
 
 def print_report(run: RunDir, not_run: list[str] | None = None, console: Console | None = None,
-                 deltas: dict | None = None) -> None:
-    """The run's table and per-stage deltas; ``deltas`` as ``report_data(run)["deltas"]`` when already computed
-    (the bootstrap draws with torch: `recipe run` has them computed in its kernel, which has torch loaded)."""
+                 data: dict | None = None) -> None:
+    """The run's table, per-stage deltas, and last README's claims on this run; ``data`` as ``report_data(run)``
+    when already computed (the bootstrap draws with torch: `recipe run` computes it in its kernel)."""
     console = console or Console()
     domains, rows = score_table(run)
     teachers = {d: {"stage": s} for d, s in teacher_marks(run).items()}
@@ -151,9 +150,9 @@ def print_report(run: RunDir, not_run: list[str] | None = None, console: Console
             cells.append("-" if v is None else f"{v:.1f}{mark}")
         table.add_row(r["stage"], *cells, "-" if r["average"] is None else f"{r['average']:.1f}")
     print_table(table, console)
-    if deltas is None:
-        deltas = report_data(run)["deltas"]
-    for stage, dl in deltas.items():
+    if data is None:
+        data = report_data(run)
+    for stage, dl in data["deltas"].items():
         console.print(f"{stage} vs {dl['input']} (paired bootstrap 95% CI, points): " + ", ".join(
             f"{d} {e['score']:+.1f} [{e['ci_low']:+.1f}, {e['ci_high']:+.1f}]" for d, e in dl.items() if d != "input"))
     if teachers:
@@ -161,3 +160,23 @@ def print_report(run: RunDir, not_run: list[str] | None = None, console: Console
                       ", ".join(f"{d} <- {t['stage']}" for d, t in teachers.items()))
     if not_run:
         console.print(f"not run in this invocation: {', '.join(not_run)}")
+    print_claims(run, data.get("claims") or [], console)
+
+
+def print_claims(run: RunDir, claims: list[dict], console: Console) -> None:
+    """README's claims on this run (one seed), each with its 95% CI and n, and which hold on this seed."""
+    from recipe.pipeline.evidence import claim_line
+    if not claims:
+        return
+    seed = read_json(run.run_json_path, {}).get("seed")
+    console.print(f"README's claims on this run ({'seed ' + str(seed) if seed is not None else run.run_id}; report "
+                  "split, 95% CI; README pools three seeds):", soft_wrap=True)
+    for row in claims:
+        console.print(f"  {claim_line(row)}", soft_wrap=True, highlight=False)
+    by_target: dict[str, list] = {}
+    for r in claims:  # a target with a row per domain (the teacher match) holds when every row does
+        by_target.setdefault(r["target"], []).append(r.get("holds"))
+    held = [t for t, h in by_target.items() if all(x is True for x in h)]
+    not_held = [t for t, h in by_target.items() if any(x is False for x in h)]
+    console.print(f"On this seed: hold {', '.join(held) or 'none'}; not shown {', '.join(not_held) or 'none'}.",
+                  soft_wrap=True, highlight=False)

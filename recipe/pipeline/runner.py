@@ -107,28 +107,28 @@ def run_pipeline(profile: str = "tiny", run_id: str | None = None, overrides: li
                 from recipe.eval.run_phase import run_eval_phase
                 run_eval_phase(run, cfg, stages[-1])
             timings["eval"] = round(time.time() - t0, 2)
-        deltas = _report_deltas(kernel, run) if kernel is not None else None
+        data = _report_data_in(kernel, run) if kernel is not None else None
         if kernel is not None:
             kernel.close(now=True)  # every phase's files are written (atomically): no graceful exit to wait for
     write_json_atomic(run.path / "timings.json", {"phases": timings, "total_s": round(sum(timings.values()), 2)})
-    print_report(run, not_run=not_run, deltas=deltas)
+    print_report(run, not_run=not_run, data=data)
     return run
 
 
-_DELTAS_MARK = "@@recipe-report-deltas "
+_DATA_MARK = "@@recipe-report-data "
 
 
-def _report_deltas(kernel: SharedKernel, run: RunDir) -> dict | None:
-    """The report's paired bootstrap deltas, computed in the kernel (torch is loaded there; importing it here would
-    cost the CLI ~2-3 s at the end of every run); None (the CLI computes them) if that fails."""
+def _report_data_in(kernel: SharedKernel, run: RunDir) -> dict | None:
+    """The report's data (paired bootstrap deltas, README's claims on this run), computed in the kernel (torch is
+    loaded there; importing it here would cost the CLI ~2-3 s at the end of every run); None (the CLI computes
+    them) if that fails."""
     import json
     try:
         out = kernel.run_code("import json as _json\nfrom recipe.pipeline.report import report_data as _report_data\n"
                               "from recipe.runs.layout import RunDir as _RunDir\n"
-                              f"print({_DELTAS_MARK!r} + _json.dumps(_report_data(_RunDir.for_id({run.run_id!r}))"
-                              "['deltas']))")
-        line = next(ln for ln in out.splitlines() if ln.startswith(_DELTAS_MARK))
-        return json.loads(line[len(_DELTAS_MARK):])
+                              f"print({_DATA_MARK!r} + _json.dumps(_report_data(_RunDir.for_id({run.run_id!r}))))")
+        line = next(ln for ln in out.splitlines() if ln.startswith(_DATA_MARK))
+        return json.loads(line[len(_DATA_MARK):])
     except (RuntimeError, StopIteration, ValueError):
         return None
 

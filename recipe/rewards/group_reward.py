@@ -5,9 +5,10 @@
 2. Aggregate per response: the mean of its comparison scores (a response in no pair gets 0.5).
 3. Length normalisation: r_i -= c * (len_i - mean len) / (max len - min len)  (zero-centred within the group,
    so it moves preferences, not the group mean; 0 when all lengths are equal); c = ``answer_length_penalty_coeff``.
-4. Quality-gated conciseness bonus: the shortest answer among the top ``top_percentile`` of the group by the
-   judge aggregate (at least one response; ties at the cut-off are all in) gets ``answer_bonus``, provided its
-   aggregate is above 0 (it won or tied something). Ties in length go to the lower index.
+4. Quality-gated conciseness bonus, NeMo-Gym's rule (``genrm_compare``): the globally shortest non-empty answer
+   gets ``answer_bonus`` only if its judge aggregate reaches the top ``top_percentile`` cut-off (the aggregate at
+   sorted position max(1, floor(p * G)); ties at the cut-off are in). A short answer the judge ranks low gets
+   nothing, and the bonus does not pass to the next shortest. Ties in length go to the lower index.
 
 Lengths are words of the visible answer. ``aggregate_pairwise`` is the pure arithmetic (hand-checked in
 tests/test_group_reward.py).
@@ -23,7 +24,6 @@ One interface, ``GroupJudge.group_rewards(record, responses) -> rewards``, two i
 from __future__ import annotations
 
 import json
-import math
 import urllib.request
 from typing import Protocol
 
@@ -58,12 +58,13 @@ def aggregate_pairwise(G: int, comparisons: list[tuple[int, int, float, float]],
         mean = sum(lengths) / G
         rewards = [r - length_coeff * (n - mean) / (hi - lo) for r, n in zip(rewards, lengths)]
     if answer_bonus:
-        k = max(1, math.ceil(top_percentile * G))
+        k = max(1, int(top_percentile * G))  # NeMo-Gym: the score at sorted index max(0, floor(p * G) - 1)
         cut = sorted(base, reverse=True)[k - 1]
-        gated = [i for i in range(G) if base[i] >= cut and base[i] > 0]
-        if gated:
-            best = min(gated, key=lambda i: (lengths[i], i))
-            rewards[best] += answer_bonus
+        nonempty = [i for i in range(G) if lengths[i] > 0]
+        if nonempty:
+            shortest = min(nonempty, key=lambda i: (lengths[i], i))
+            if base[shortest] >= cut:
+                rewards[shortest] += answer_bonus
     return rewards
 
 
@@ -116,6 +117,21 @@ def make_group_judge(cfg: JudgeConfig) -> GroupJudge:
     if cfg.kind == "genrm_compare":
         return GenRMCompareClient(cfg)
     raise ValueError(f"unknown judge kind {cfg.kind!r}")
+
+
+def absolute_judge_scores(records: list[dict], texts: list[str], cfg: JudgeConfig) -> list[float] | None:
+    """The judge's absolute score of each response, the number that moves as the policy improves: with all pairs
+    compared, the group's mean normalised reward is fixed (each pair hands out 1 point), so the reward a person
+    watches cannot show progress. ``rubric_pairwise``: the fraction of the record's hidden rubric items the
+    response meets (what the judge compares). ``genrm_compare`` reports its own ``mean_individual_score``: None."""
+    if cfg.kind != "rubric_pairwise":
+        return None
+    from recipe.rewards.chat_rubric import rubric_met
+    out = []
+    for r, t in zip(records, texts):
+        met = rubric_met(r["verifier"]["rubric"], t)
+        out.append(sum(met) / len(met))
+    return out
 
 
 def judge_group_rewards(records: list[dict], texts: list[str], G: int, cfg: JudgeConfig) -> torch.Tensor:

@@ -78,19 +78,31 @@ def paired_bootstrap_delta(after: dict[str, float], before: dict[str, float], le
     g = torch.Generator().manual_seed(seed)
     d = torch.tensor(diffs, dtype=torch.float64)
     boots = d[torch.randint(n, (n_boot, n), generator=g)].mean(1).sort().values.tolist()
-    alpha = (1 - level) / 2
-    lo = boots[max(0, int(math.floor(alpha * n_boot)))]
-    hi = boots[min(n_boot - 1, int(math.ceil((1 - alpha) * n_boot)) - 1)]
+    lo, hi = percentile_interval(boots, level)
     return Estimate(sum(diffs) / n * scale, lo * scale, hi * scale, n)
+
+
+def percentile_interval(sorted_values: Sequence[float], level: float = 0.95) -> tuple[float, float]:
+    """The percentile interval of ``level`` over sorted resampled statistics, symmetric: as many values below the
+    lower end as above the upper end (k = floor(n * (1 - level) / 2): of 1,000, indices 25 and 974)."""
+    n = len(sorted_values)
+    if n == 0:
+        raise ValueError("percentile_interval needs at least one value")
+    if not 0 < level < 1:
+        raise ValueError(f"confidence level must be in (0, 1), got {level}")
+    k = min((n - 1) // 2, int(math.floor(n * (1 - level) / 2 + 1e-9)))
+    return sorted_values[k], sorted_values[n - 1 - k]
 
 
 def average_ci(estimates: Sequence[Estimate], level: float = 0.95) -> Estimate:
     """The plain average of several scores (e.g. a checkpoint's domains), its interval from the per-score standard
-    errors (read back from their intervals) assuming independent samples: se = sqrt(sum se_i^2) / D."""
+    errors assuming independent samples: se = sqrt(sum se_i^2) / D. Each se_i is read from the wider half of its
+    interval: ``mean_ci``'s intervals are symmetric before clipping, and one clipped at 0 or 100 keeps its other
+    half whole (the full width of a clipped interval understates the se near the ends)."""
     if not estimates:
         raise ValueError("average_ci needs at least one estimate")
     z = _z(level)
     D = len(estimates)
     m = sum(e.score for e in estimates) / D
-    se = math.sqrt(sum(((e.ci_high - e.ci_low) / (2 * z)) ** 2 for e in estimates)) / D
+    se = math.sqrt(sum((max(e.score - e.ci_low, e.ci_high - e.score) / z) ** 2 for e in estimates)) / D
     return Estimate(m, m - z * se, m + z * se, sum(e.n for e in estimates))

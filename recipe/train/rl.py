@@ -167,6 +167,12 @@ def rl_step(ctx: StageContext, scfg: RLStageConfig, opt, step: int, pools: dict[
         for r, x in zip(records, rewards_B.tolist()):
             by_dom[r["domain"]].append(x)
     metrics.update({f"reward/{d}": sum(v) / len(v) for d, v in by_dom.items()})
+    if scfg.reward == "pairwise_judge":  # the group reward's mean is fixed by construction: log one that moves
+        from recipe.rewards.group_reward import absolute_judge_scores
+        judged = [absolute_judge_scores(recs, ro.texts, scfg.judge) for recs, ro, _ in rounds]
+        if all(j is not None for j in judged):
+            flat = [x for j in judged for x in j]
+            metrics["judge_score_mean"] = sum(flat) / len(flat)
     if episode_stats:
         from recipe.train.agentic import episode_metrics
         metrics.update(episode_metrics(episode_stats))
@@ -203,7 +209,8 @@ def rl_step(ctx: StageContext, scfg: RLStageConfig, opt, step: int, pools: dict[
                                                             mask_BS=torch.ones(len(rewards_B), 1)))[:, 0]
     ids, attn, m_BS, inf_BS = _trim([ro.input_ids_BS[idx], ro.attention_mask_BS[idx], mask_BS[idx],
                                      ro.inf_logprobs_BS[idx]], ro.attention_mask_BS[idx])
-    lp_BS = sequence_logprobs(model, ids, attn, m_BS)
+    T = scfg.temperature  # the rollouts' sampling temperature: train, reference and teacher log-probs at T
+    lp_BS = sequence_logprobs(model, ids, attn, m_BS, T)
     if grpo:
         adv_BS = adv_B[idx][:, None] * m_BS
         ref_BS = None
@@ -211,7 +218,7 @@ def rl_step(ctx: StageContext, scfg: RLStageConfig, opt, step: int, pools: dict[
             if ref_model is None:
                 raise ValueError(f"{ctx.stage}: kl_coef={scfg.kl_coef} needs a reference model")
             with torch.no_grad():
-                ref_BS = sequence_logprobs(ref_model, ids, attn, m_BS)
+                ref_BS = sequence_logprobs(ref_model, ids, attn, m_BS, T)
         loss, lm = grpo_loss(lp_BS, adv_BS, m_BS, ref_logprobs_BS=ref_BS, kl_coef=scfg.kl_coef)
     else:
         assert isinstance(scfg, MOPDConfig)
@@ -219,7 +226,7 @@ def rl_step(ctx: StageContext, scfg: RLStageConfig, opt, step: int, pools: dict[
         with torch.no_grad():
             for teacher, rows in rules.teacher_rows([records[i]["domain"] for i in idx.tolist()], teachers):
                 r = torch.tensor(rows)
-                teacher_BS[r] = sequence_logprobs(teacher, ids[r], attn[r], m_BS[r])
+                teacher_BS[r] = sequence_logprobs(teacher, ids[r], attn[r], m_BS[r], T)
         adv_BS = estimator.compute_advantage(AdvantageInputs(rewards_B=None, group_ids_B=None, mask_BS=m_BS,
                                                              train_logprobs_BS=lp_BS, teacher_logprobs_BS=teacher_BS))
         loss, lm = mopd_loss(lp_BS, inf_BS, adv_BS, m_BS, low=scfg.importance_mask_low,

@@ -231,9 +231,13 @@ def prefill_in_buckets(model, input_ids_US, attention_mask_US, max_new_tokens: i
     return state, torch.cat(logits)[pick]
 
 
-def sequence_logprobs(model, input_ids_BS, attention_mask_BS, mask_BS=None, *, on_device: bool = False
-                      ) -> torch.Tensor:
-    """log p(token_t | tokens_<t), aligned to positions ([B, S], position 0 = 0).
+def sequence_logprobs(model, input_ids_BS, attention_mask_BS, mask_BS=None, temperature: float = 1.0, *,
+                      on_device: bool = False) -> torch.Tensor:
+    """log p(token_t | tokens_<t), aligned to positions ([B, S], position 0 = 0), from logits / ``temperature``.
+
+    ``temperature``: the sampling temperature of the rollouts being scored, so that the trainer's log-probs are
+    those of the distribution the tokens were drawn from (``_generate`` records ``inf_logprobs_BS`` the same way);
+    NeMo-RL divides the training logits by the generation temperature likewise. 1.0 for SFT and plain scoring.
 
     With ``mask_BS`` only masked positions are computed (the LM head and softmax run on response tokens only,
     the bulk of the cost for a tiny model with long prompts); other positions are 0. Rows of very different
@@ -243,7 +247,8 @@ def sequence_logprobs(model, input_ids_BS, attention_mask_BS, mask_BS=None, *, o
     """
     if mask_BS is None:
         logits = model(input_ids=input_ids_BS, attention_mask=attention_mask_BS, use_cache=False).logits
-        lp = torch.log_softmax(logits[:, :-1].float(), -1).gather(-1, input_ids_BS[:, 1:].unsqueeze(-1)).squeeze(-1)
+        lp = torch.log_softmax(logits[:, :-1].float() / temperature, -1)
+        lp = lp.gather(-1, input_ids_BS[:, 1:].unsqueeze(-1)).squeeze(-1)
         return torch.cat([torch.zeros_like(lp[:, :1]), lp], 1)
     # buckets and the positions to score are planned on the CPU; the model's device (bf16 autocast on CUDA) runs each
     # bucket; the log-probs land in one [B, S] tensor on the CPU, or (``on_device``) on the model's device, so that a
@@ -256,7 +261,7 @@ def sequence_logprobs(model, input_ids_BS, attention_mask_BS, mask_BS=None, *, o
         r_idx, c_idx = mask[:, 1:].bool().nonzero(as_tuple=True)
         with autocast(dev):
             hidden_BSH = _hidden_states(model, ids, attn, mask, dev)
-            logits_NV = model.lm_head(hidden_BSH[_to(r_idx, dev), _to(c_idx, dev)]).float()
+            logits_NV = model.lm_head(hidden_BSH[_to(r_idx, dev), _to(c_idx, dev)]).float() / temperature
         lp_N = torch.log_softmax(logits_NV, -1).gather(-1, _to(ids[:, 1:][r_idx, c_idx], dev)[:, None]).squeeze(-1)
         out[_to(rows[r_idx], out.device), _to(lo + 1 + c_idx, out.device)] = lp_N.to(out.device)
     return out
