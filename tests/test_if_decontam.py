@@ -8,7 +8,8 @@ import json
 import pytest
 
 from recipe.config import load_config
-from recipe.data.decontam import NgramIndex, eval_items_from_file
+from recipe.data.decontam import NgramIndex
+from recipe.data.eval_set import eval_items_from_file
 from recipe.data.text import words
 from recipe.domains import build_tiny_splits, if_decontam
 from recipe.domains.if_requests import TEMPLATES, TOPICS

@@ -17,7 +17,8 @@ import importlib.util
 import os
 from pathlib import Path
 
-from recipe.data.decontam import NgramIndex, eval_items_from_file
+from recipe.data.decontam import NgramIndex
+from recipe.data.eval_set import eval_items_from_file
 from recipe.data.text import words
 from recipe.domains.if_registry_domain import request_of
 
