@@ -103,6 +103,15 @@ def no_nltk_data(tmp_path, monkeypatch):
     monkeypatch.setattr(nltk_data, "_EXTRA_FOLDERS", [])
     monkeypatch.setenv("RECIPE_NLTK_DATA", str(tmp_path / "nltk"))
     monkeypatch.delenv("NLTK_DATA", raising=False)
+    monkeypatch.delenv("RECIPE_BENCHMARK_MIRROR", raising=False)  # tests/conftest.py's mirror holds nltk_data/
+    # NLTK and the checkers keep what they loaded earlier in this process (NLTK's resource cache, lru_caches around
+    # the punkt tokenizer): a test that ran before in the same worker would let them split sentences with no data
+    monkeypatch.setattr(nltk.data, "_resource_cache", {})
+    for name in ("nltk.tokenize", "lm_eval.tasks.ifeval.instructions_util", "ifbench.instructions_util"):
+        module = sys.modules.get(name)
+        for obj in vars(module).values() if module else ():
+            if callable(getattr(obj, "cache_clear", None)):
+                obj.cache_clear()
 
     def offline(*a, **k):
         raise ValueError("Error loading punkt_tab: <urlopen error no address>")

@@ -128,11 +128,13 @@ def render(
 @app.command("submit")
 def submit(
     stage: str = typer.Option(..., help="A stage, or 'all' for the cascade as one afterok dependency chain."),
-    run_id: str = typer.Option(...),
-    profile: Optional[str] = typer.Option(None),
-    allow_unpinned: bool = typer.Option(False, "--allow-unpinned"),
-    allow_dirty: bool = typer.Option(False, "--allow-dirty"),
-    set_: List[str] = typer.Option([], "--set", "-s"),
+    run_id: str = typer.Option(..., help="Run id: the jobs render into runs/<id>/<NN>_<stage>/cluster/."),
+    profile: Optional[str] = typer.Option(None, help="Profile (default: the run's config.yaml, else paper)."),
+    allow_unpinned: bool = typer.Option(False, "--allow-unpinned",
+                                        help="Submit although the lock has no image digest (recorded)."),
+    allow_dirty: bool = typer.Option(False, "--allow-dirty",
+                                     help="Submit from a git tree with uncommitted changes (recorded)."),
+    set_: List[str] = typer.Option([], "--set", "-s", help="Config override key=value (repeatable)."),
     input_model: Optional[str] = typer.Option(None, help="Start from this HF checkpoint (see render)."),
     from_stage: Optional[str] = typer.Option(None, "--from", help="--stage all: first stage of the chain."),
     until: Optional[str] = typer.Option(None, "--until", help="--stage all: last stage of the chain."),
@@ -226,9 +228,9 @@ def _chain_dry_run(cfg, run, *, from_stage, until, segments: Optional[int], prof
 
 @app.command("select-teachers")
 def select_teachers_cmd(
-    run_id: str = typer.Option(...),
-    profile: Optional[str] = typer.Option(None),
-    set_: List[str] = typer.Option([], "--set", "-s"),
+    run_id: str = typer.Option(..., help="Run id whose finished stages are the candidate teachers."),
+    profile: Optional[str] = typer.Option(None, help="Profile (default: the run's config.yaml, else paper)."),
+    set_: List[str] = typer.Option([], "--set", "-s", help="Config override key=value (repeatable)."),
 ) -> None:
     """The chain's teacher-selection job: read the finished stages (checkpoints, TensorBoard validation), resolve
     MOPD's routing slots and point <mopd>/teachers/<slot> at the chosen checkpoints."""
@@ -248,7 +250,7 @@ def select_teachers_cmd(
 
 @app.command("status")
 def status(
-    run_id: str = typer.Option(...),
+    run_id: str = typer.Option(..., help="Run id whose rendered cluster stages are read."),
     stage: Optional[str] = typer.Option(None, help="One stage (default: every rendered stage)."),
 ) -> None:
     """Read NeMo-RL checkpoints + TensorBoard logs into manifest.json / metrics.jsonl / validation.json."""

@@ -104,7 +104,7 @@ def register(app: typer.Typer) -> None:
                 typer.echo(json.dumps(report_data(run), indent=2))
             else:
                 data = report_data(run)
-                print_report(run, deltas=data["deltas"])
+                print_report(run, data=data)
                 if ci:
                     from recipe.pipeline.report_intervals import print_score_intervals
                     print_score_intervals(data, run.run_id, console=console)

@@ -57,6 +57,8 @@ def card_metric(items: dict[str, dict], *, n_boot: int = 2000, seed: int = 0, le
     """The card's IFEval number from per-item verdicts: mean of prompt- and instruction-level strict accuracy (%),
     with a percentile bootstrap interval over prompts."""
     import numpy as np
+
+    from recipe.stats.intervals import percentile_interval
     rows = [it["samples"][0] for it in items.values() if it.get("samples")]
     if not rows:
         raise ValueError("card_metric: no scored items")
@@ -73,8 +75,7 @@ def card_metric(items: dict[str, dict], *, n_boot: int = 2000, seed: int = 0, le
     score, p_acc, i_acc = (float(x) for x in stat(np.arange(n)))
     rng = np.random.default_rng(seed)
     boots = np.sort(stat(rng.integers(0, n, size=(n_boot, n)))[0])
-    alpha = (1 - level) / 2
-    lo, hi = float(boots[int(alpha * n_boot)]), float(boots[min(n_boot - 1, int((1 - alpha) * n_boot))])
+    lo, hi = (float(x) for x in percentile_interval(boots, level))
     return {"score": round(score, 2), "ci_low": round(lo, 2), "ci_high": round(hi, 2), "n": n,
             "prompt_level_strict": round(p_acc, 2), "instruction_level_strict": round(i_acc, 2),
             "instructions": int(count.sum()), "level": level}
