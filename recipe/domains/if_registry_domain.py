@@ -21,7 +21,6 @@ languages; ``keywords:letter_frequency``, no builder).
 """
 from __future__ import annotations
 
-import contextlib
 import json
 import random
 import sys
@@ -30,7 +29,7 @@ from recipe.config.schema import TinyDomainSpec
 from recipe.domains.base import Example
 from recipe.domains.if_requests import BULLETS, PLACEHOLDERS, SENTENCES, TEMPLATES, TOPICS
 from recipe.rewards.instruction_following import check_instructions
-from recipe.rewards.reference_if import IFEVAL_REGISTRY, registry
+from recipe.rewards.reference_if import IFEVAL_REGISTRY, global_random, registry
 
 MAX_DRAWS = 400  # rejected draws before giving up on one example (a constraint set nothing can satisfy)
 
@@ -60,16 +59,6 @@ def _conflicts(a: str, b: str) -> bool:
     return a == b or b in table.get(a, ()) or a in table.get(b, ())
 
 
-@contextlib.contextmanager
-def _global_random(seed: int):
-    """The reference ``build_description`` draws from Python's global ``random``: seed it, then restore it."""
-    state = random.getstate()
-    random.seed(seed)
-    try:
-        yield
-    finally:
-        random.setstate(state)
-
 
 def draw_instructions(rng: random.Random, spec: TinyDomainSpec, request: str) -> list[tuple[str, str, dict]]:
     """``[(id, description, kwargs)]``: 1..``if_max_constraints`` non-conflicting IFEval instructions, each described
@@ -86,7 +75,7 @@ def draw_instructions(rng: random.Random, spec: TinyDomainSpec, request: str) ->
     for iid in chosen:
         inst = ifeval_registry().INSTRUCTION_DICT[iid](iid)
         given = {"prompt_to_repeat": request} if iid == "combination:repeat_prompt" else {}
-        with _global_random(rng.getrandbits(64)):
+        with global_random(rng.getrandbits(64)):
             text = inst.build_description(**given)
         out.append((iid, text, dict(inst.get_instruction_args() or {})))
     return out

@@ -146,9 +146,11 @@ def _import_ifbench() -> types.ModuleType:
 
 
 @contextlib.contextmanager
-def _seeded_random():
+def global_random(seed: int):
+    """Python's global ``random`` seeded with ``seed`` (the reference ``build_description`` draws from it), then
+    restored."""
     state = random.getstate()
-    random.seed(BUILD_SEED)
+    random.seed(seed)
     try:
         yield
     finally:
@@ -161,7 +163,7 @@ def _official(cls: type, iid: str, keep: Callable[[Any], bool]):
         absent = [k for k in instruction.get_instruction_args_keys() if k != "prompt" and kwargs.get(k) is None]
         if absent:  # the official code would invent them at random: a check of something the row never asked
             raise KeyError(f"{iid} needs kwargs {absent}")
-        with _seeded_random():
+        with global_random(BUILD_SEED):
             instruction.build_description(**{k: v for k, v in kwargs.items() if keep(v)})
             args = instruction.get_instruction_args()
             if args and "prompt" in args:
