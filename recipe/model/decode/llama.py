@@ -63,16 +63,27 @@ class LlamaDecodeState(DecodeRows):
 
 
 def _attention_step(attn, x_AH, cos_A1d, sin_A1d, K, V, mask_A11T, t: int):
-    A = x_AH.shape[0]
-    kvh, d = K.shape[1], K.shape[3]
-    rep = attn.num_key_value_groups
+    q_AKRd, k_AKd, v_AKd = rotated_qkv(attn, x_AH, cos_A1d, sin_A1d, K.shape[1], K.shape[3])
+    K[:, :, t] = k_AKd
+    V[:, :, t] = v_AKd
+    return attend(attn, q_AKRd, K[:, :, : t + 1], V[:, :, : t + 1], mask_A11T)
+
+
+def rotated_qkv(attn, x_AH, cos_A1d, sin_A1d, kvh: int, d: int):
+    """One decode position's query [A, kvh, rep, d] and new key / value [A, kvh, d], RoPE applied to q and k
+    (grouped-query: ``rep`` query heads share a K/V head)."""
+    A, rep = x_AH.shape[0], attn.num_key_value_groups
     q = attn.q_proj(x_AH).view(A, kvh * rep, d)
     k = attn.k_proj(x_AH).view(A, kvh, d)
-    q = q * cos_A1d + _rotate_half(q) * sin_A1d
-    K[:, :, t] = k * cos_A1d + _rotate_half(k) * sin_A1d
-    V[:, :, t] = attn.v_proj(x_AH).view(A, kvh, d)
-    q = q.view(A, kvh, rep, d).to(K.dtype)
-    scores = (q @ K[:, :, : t + 1].transpose(-1, -2)) * attn.scaling            # [A, kvh, rep, T]
+    q = (q * cos_A1d + _rotate_half(q) * sin_A1d).view(A, kvh, rep, d)
+    return q, k * cos_A1d + _rotate_half(k) * sin_A1d, attn.v_proj(x_AH).view(A, kvh, d)
+
+
+def attend(attn, q_AKRd, K, V, mask_A11T):
+    """Attention of the queries over the cached keys / values ``K``, ``V`` [A, kvh, T, d] where the mask allows,
+    then the output projection."""
+    A, kvh, rep, d = q_AKRd.shape
+    scores = (q_AKRd.to(K.dtype) @ K.transpose(-1, -2)) * attn.scaling             # [A, kvh, rep, T]
     scores = scores.masked_fill(~mask_A11T, float("-inf"))
-    out = torch.softmax(scores, -1, dtype=torch.float32).to(V.dtype) @ V[:, :, : t + 1]  # [A, kvh, rep, d]
+    out = torch.softmax(scores, -1, dtype=torch.float32).to(V.dtype) @ V           # [A, kvh, rep, d]
     return attn.o_proj(out.reshape(A, kvh * rep * d))

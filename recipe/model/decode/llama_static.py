@@ -27,7 +27,7 @@ import weakref
 
 import torch
 
-from recipe.model.decode.llama import _rotate_half
+from recipe.model.decode.llama import attend, rotated_qkv
 
 BATCH_BUCKETS = (8, 16, 32, 64, 128, 256, 512, 1024)
 _CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()   # model -> {length bucket: StaticLlamaDecode}
@@ -166,16 +166,7 @@ class StaticLlamaDecode:
 def _attention_step(attn, x_AH, cos_A1d, sin_A1d, K, V, mask_A11L, pos_1):
     """:func:`recipe.model.decode.llama._attention_step` over the whole length bucket, the new column written at
     the position in ``pos_1`` (a tensor, so a captured graph reads it at replay)."""
-    A = x_AH.shape[0]
-    kvh, d = K.shape[1], K.shape[3]
-    rep = attn.num_key_value_groups
-    q = attn.q_proj(x_AH).view(A, kvh * rep, d)
-    k = attn.k_proj(x_AH).view(A, kvh, d)
-    q = q * cos_A1d + _rotate_half(q) * sin_A1d
-    K.index_copy_(2, pos_1, (k * cos_A1d + _rotate_half(k) * sin_A1d).to(K.dtype)[:, :, None])
-    V.index_copy_(2, pos_1, attn.v_proj(x_AH).view(A, kvh, d).to(V.dtype)[:, :, None])
-    q = q.view(A, kvh, rep, d).to(K.dtype)
-    scores = (q @ K.transpose(-1, -2)) * attn.scaling                           # [A, kvh, rep, L]
-    scores = scores.masked_fill(~mask_A11L, float("-inf"))
-    out = torch.softmax(scores, -1, dtype=torch.float32).to(V.dtype) @ V       # [A, kvh, rep, d]
-    return attn.o_proj(out.reshape(A, kvh * rep * d))
+    q_AKRd, k_AKd, v_AKd = rotated_qkv(attn, x_AH, cos_A1d, sin_A1d, K.shape[1], K.shape[3])
+    K.index_copy_(2, pos_1, k_AKd.to(K.dtype)[:, :, None])
+    V.index_copy_(2, pos_1, v_AKd.to(V.dtype)[:, :, None])
+    return attend(attn, q_AKRd, K, V, mask_A11L)
