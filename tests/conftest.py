@@ -44,6 +44,30 @@ def shared_dir() -> Path:
 
 
 @pytest.hookimpl(trylast=True)
+@pytest.fixture
+def empty_nltk_search_path(tmp_path, monkeypatch) -> Path:
+    """No NLTK data on any path the project searches (its folder is an empty one under tmp_path), and nothing that an
+    earlier test of this worker loaded: NLTK's resource cache and the lru_caches around the punkt tokenizer (NLTK's
+    and the reference checkers') would otherwise split sentences without looking for the data."""
+    import sys
+
+    import nltk
+
+    from recipe.rewards import nltk_data
+    monkeypatch.setattr(nltk.data, "path", [])
+    monkeypatch.setattr(nltk_data, "_EXTRA_FOLDERS", [])
+    monkeypatch.setenv("RECIPE_NLTK_DATA", str(tmp_path / "project_nltk"))
+    monkeypatch.delenv("NLTK_DATA", raising=False)
+    monkeypatch.delenv("RECIPE_BENCHMARK_MIRROR", raising=False)  # the mirror set above holds nltk_data/
+    monkeypatch.setattr(nltk.data, "_resource_cache", {})
+    for name in ("nltk.tokenize", "lm_eval.tasks.ifeval.instructions_util", "ifbench.instructions_util"):
+        module = sys.modules.get(name)
+        for obj in vars(module).values() if module else ():
+            if callable(getattr(obj, "cache_clear", None)):
+                obj.cache_clear()
+    return tmp_path
+
+
 def pytest_collection_modifyitems(session, config, items):
     """The files of tests marked ``starts_first`` move to the front after pytest-random-order's shuffle (the rest
     keeps the shuffled order, and a printed seed still replays it), in the order of the marker's ``rank`` (lowest

@@ -94,24 +94,9 @@ def test_a_finished_stage_says_it_is_done_and_how_to_run_it_again(tiny_run):
 
 
 @pytest.fixture
-def no_nltk_data(tmp_path, monkeypatch):
+def no_nltk_data(empty_nltk_search_path, monkeypatch):
     """No NLTK data anywhere and NLTK's server unreachable, as on an offline workstation."""
     import nltk
-
-    from recipe.rewards import nltk_data
-    monkeypatch.setattr(nltk.data, "path", [])
-    monkeypatch.setattr(nltk_data, "_EXTRA_FOLDERS", [])
-    monkeypatch.setenv("RECIPE_NLTK_DATA", str(tmp_path / "nltk"))
-    monkeypatch.delenv("NLTK_DATA", raising=False)
-    monkeypatch.delenv("RECIPE_BENCHMARK_MIRROR", raising=False)  # tests/conftest.py's mirror holds nltk_data/
-    # NLTK and the checkers keep what they loaded earlier in this process (NLTK's resource cache, lru_caches around
-    # the punkt tokenizer): a test that ran before in the same worker would let them split sentences with no data
-    monkeypatch.setattr(nltk.data, "_resource_cache", {})
-    for name in ("nltk.tokenize", "lm_eval.tasks.ifeval.instructions_util", "ifbench.instructions_util"):
-        module = sys.modules.get(name)
-        for obj in vars(module).values() if module else ():
-            if callable(getattr(obj, "cache_clear", None)):
-                obj.cache_clear()
 
     def offline(*a, **k):
         raise ValueError("Error loading punkt_tab: <urlopen error no address>")

@@ -9,12 +9,8 @@ from recipe.rewards import nltk_data
 
 
 @pytest.fixture
-def empty_search_path(tmp_path, monkeypatch):
-    monkeypatch.setattr(nltk.data, "path", [])
-    monkeypatch.setattr(nltk_data, "_EXTRA_FOLDERS", [])
-    monkeypatch.setenv("RECIPE_NLTK_DATA", str(tmp_path / "project_nltk"))
-    monkeypatch.delenv("NLTK_DATA", raising=False)
-    return tmp_path
+def empty_search_path(empty_nltk_search_path):
+    return empty_nltk_search_path
 
 
 def test_missing_data_is_a_clear_error(empty_search_path):
