@@ -9,8 +9,8 @@ the pooled result. Nothing is written into the runs (each trial trains in a temp
   (``mopd.teacher_routing`` resolved as the stage does); per MOPD domain it prints the student's score and the
   teacher's 95% interval, pooled over seeds (n = selection prompts x seeds), and whether the student is inside or
   above it (target (e) of recipe.pipeline.evidence).
-- ``--stage rlhf``: main-line RLHF from the MOPD checkpoint (KL to it); the paired change of every MOPD domain,
-  pooled over seeds (target (c) for chat, and what it costs the others).
+- ``--stage rlhf``: main-line RLHF from the MOPD checkpoint (KL to it); the paired change of every domain, pooled
+  over seeds (target (c) for chat, and what it costs the others).
 - ``--stage rlhf_branch``: the RLHF teacher, RLHF from the SFT checkpoint (KL to it); the same paired changes (a
   chat teacher that does not beat its student's input on chat pulls MOPD's chat down, target (d)).
 - ``--stage if_rl`` / ``--stage multi_domain_rl``: the stage from its input checkpoint; the same paired changes,
@@ -60,7 +60,8 @@ def main() -> None:
             run = RunDir.for_id(f"tiny-seed{seed}")
             splits = load_splits(run, cfg)
             scfg = cfg.stage(a.stage)
-            doms = list(cfg.mopd.domains)
+            # MOPD's domains; for RLHF every domain, since its cost lands outside MOPD's (code, long context, SWE)
+            doms = list(cfg.domains.names) if a.stage in ("rlhf", "rlhf_branch") else list(cfg.mopd.domains)
 
             def scores(model, tok, domains):
                 rows = validate_samples(model, tok, splits, domains, cfg.evaluation, split="select", seed=seed)

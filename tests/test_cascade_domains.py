@@ -89,3 +89,50 @@ def test_swe_edit_is_the_broken_line_unless_that_line_is_not_unique():
             lines += 1
             assert repo["buggy"].startswith("    return ") and repo["buggy"].count("\n") == 1
     assert lines > 1400 and whole >= 1
+
+
+def test_long_context_documents_range_in_facts_and_sft_reads_a_short_copy():
+    """Documents carry between long_context_min_people and long_context_people facts (one fact: a one-hop question
+    about the only code in the document); the record's SFT rendering is the same facts and question in a document
+    cut to long_context_sft_filler sentences, while RL and every evaluation read the full prompt."""
+    import re
+    _, spec = _spec(long_context_min_people=1, long_context_people=4, long_context_sft_filler=3)
+    recs = build_tiny_splits(spec, ["long_context"], seed=5)["long_context"]["train"]
+    counts = set()
+    for r in recs:
+        full, short = r["messages"][0]["content"], r["metadata"]["sft_messages"][0]["content"]
+        facts = sorted(re.findall(r"The (?:code|friend) of \w+ is \w+\.", full))
+        assert facts == sorted(re.findall(r"The (?:code|friend) of \w+ is \w+\.", short))
+        assert full.split("Question:")[1] == short.split("Question:")[1]
+        assert short.split("\n")[1].count(".") == len(facts) + 3       # the facts and three filler sentences
+        people = len(re.findall(r"The code of", full))
+        counts.add(people)
+        if people == 1:
+            assert "friend" not in full.split("Question:")[1]
+    assert counts == {1, 2, 3, 4}
+    _, fixed = _spec()
+    fixed = fixed.model_copy(update={"long_context_min_people": None, "long_context_sft_filler": None})
+    for r in build_tiny_splits(fixed, ["long_context"], seed=5)["long_context"]["train"]:
+        assert "sft_messages" not in r["metadata"]
+        assert len(re.findall(r"The code of", r["messages"][0]["content"])) == fixed.long_context_people
+
+
+@pytest.mark.parametrize("family", ["max", "min", "div", "add"])
+def test_code_hidden_tests_tell_the_constant_from_its_neighbours(family):
+    """Whatever k's size, a function written with k - 1 or k + 1 fails the hidden tests of the task with k."""
+    import random
+
+    from recipe.domains.code_domain import hidden_tests, reference_function
+    for k in (3, 17, 28):
+        tests = hidden_tests(family, k, random.Random(k), 5).replace("from solution import f", "")
+        for kk, should_pass in ((k, True), (k - 1, False), (k + 1, False)):
+            ns: dict = {}
+            exec(reference_function(family, kk) + tests, ns)  # noqa: S102 - our own reference and tests
+            passed = True
+            for name, fn in list(ns.items()):
+                if name.startswith("test_"):
+                    try:
+                        fn()
+                    except AssertionError:
+                        passed = False
+            assert passed is should_pass, (family, k, kk)

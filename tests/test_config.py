@@ -132,8 +132,10 @@ def test_semantic_validation():
         load_config("tiny", ["if_rl.generations_per_prompt=1"])
     with pytest.raises(ConfigError, match=r"sft.domain_fraction: unknown domain\(s\) longcontext"):
         load_config("tiny", ["sft.domain_fraction={longcontext: 0.5}"])
-    with pytest.raises(ConfigError, match=r"domain_fraction: each value must be in \(0, 1\]"):
+    with pytest.raises(ConfigError, match=r"domain_fraction: each value must be above 0"):
         load_config("tiny", ["sft.domain_fraction={long_context: 0.0}"])
+    with pytest.raises(ConfigError, match=r"long_context_min_people \(7\) > long_context_people \(6\)"):
+        load_config("tiny", ["domains.tiny.long_context_min_people=7"])
 
 
 def test_sft_domain_fraction_keeps_the_first_records():
@@ -144,6 +146,19 @@ def test_sft_domain_fraction_keeps_the_first_records():
     assert [r["id"] for r in sft_records(train, 1.0)] == sft_ids
     assert [r["id"] for r in sft_records(train, 0.5)] == sft_ids[:4]
     assert [r["id"] for r in sft_records(train, 0.3)] == sft_ids[:3]           # rounded up: 2.4 -> 3
+    assert [r["id"] for r in sft_records(train, 2.0)] == sft_ids * 2           # above 1: repeated
+    assert [r["id"] for r in sft_records(train, 1.5)] == sft_ids + sft_ids[:4]
+
+
+def test_sft_trains_on_the_sft_rendering_of_a_prompt_where_a_record_has_one():
+    from recipe.train.sft import sft_records
+    short = [{"role": "user", "content": "short document"}]
+    train = [{"id": 0, "messages": [{"role": "user", "content": "long document"}],
+              "metadata": {"pool": "sft", "sft_messages": short}},
+             {"id": 1, "messages": [{"role": "user", "content": "plain"}], "metadata": {"pool": "sft"}}]
+    got = sft_records(train)
+    assert [r["messages"] for r in got] == [short, [{"role": "user", "content": "plain"}]]
+    assert train[0]["messages"] == [{"role": "user", "content": "long document"}]  # the record itself is untouched
 
 
 def test_resolved_config_round_trips(tmp_path):

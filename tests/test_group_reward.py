@@ -27,6 +27,30 @@ def test_hidden_rubric_judge_prefers_more_items_then_shorter():
     assert verify(REC, "x</think>SURE THE FOX").score == pytest.approx(2 / 3)
 
 
+def test_a_response_without_an_answer_loses_to_any_answer_and_ties_can_stay_ties():
+    """An unfinished or empty answer loses even to an answer that meets no item (a GenRM sees NeMo-Gym's placeholder
+    for an empty output), so stopping early never wins a tie by length; with the length tie-break off, equal
+    rubric counts tie whatever the lengths."""
+    j = HiddenRubricJudge()
+    wrong = "x</think>well, a dog"                     # meets nothing: no fox, no capitals, a filler word
+    for empty in ("<think>still thinking", "x</think>   "):
+        v = j.compare(REC, empty, wrong)
+        assert (v.preference, v.reason) == ("B", "no_answer")
+        assert j.compare(REC, wrong, empty).preference == "A"
+    assert j.compare(REC, "<think>a", "x</think>").preference == "tie"
+    no_tie_break = HiddenRubricJudge(length_tie_break=False)
+    v = no_tie_break.compare(REC, "x</think>SURE, THE FOX IS RED", "x</think>the fox is red")
+    assert (v.preference, v.reason) == ("tie", "same_items")
+    assert no_tie_break.compare(REC, "x</think>THE FOX IS RED", "x</think>the fox is red").preference == "A"
+
+
+def test_the_judge_config_switches_the_length_tie_break():
+    texts = ["x</think>SURE, THE FOX IS RED", "x</think>the fox is red"]   # 2 items each, 5 vs 4 words
+    on = judge_group_rewards([REC, REC], texts, 2, JudgeConfig(kind="rubric_pairwise")).tolist()
+    off = judge_group_rewards([REC, REC], texts, 2, JudgeConfig(kind="rubric_pairwise", length_tie_break=False))
+    assert on == [0.0, 1.0] and off.tolist() == [0.5, 0.5]
+
+
 def test_pairs():
     assert comparison_pairs(4, "all_pairs") == [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]
     assert comparison_pairs(4, "circular") == [(0, 1), (1, 2), (2, 3), (3, 0)]

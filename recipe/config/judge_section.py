@@ -27,6 +27,9 @@ class JudgeConfig(BaseModel):
     top_percentile: float = Field(
         0.2, gt=0, le=1, description="Quality gate of the bonus: only the top this-fraction of the group by judge "
         "score (at least one response) can get it (NeMo-Gym top_percentile).")
+    length_tie_break: bool = Field(
+        True, description="rubric_pairwise: equal rubric counts go to the shorter answer (off: they tie, as a "
+        "GenRM told to ignore length alone would judge them; the length terms above still apply).")
     compare_url: Optional[str] = Field(
         None, description="genrm_compare: base URL of the NeMo-Gym genrm_compare resources server (POST /compare); "
         "the cluster backend starts the server and sets it, a local run may point it at one.")

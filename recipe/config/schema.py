@@ -64,9 +64,18 @@ class TinyDomainSpec(_Section):
     train_items_per_domain: dict[str, int] = Field(default_factory=dict, description="Per-domain train_items override.")
     val_items_per_domain: dict[str, int] = Field(default_factory=dict, description="Per-domain val_items override "
                                                  "(sandbox-graded domains keep small validation sets).")
-    long_context_people: int = Field(6, ge=2, description="long_context: people (facts) per document.")
+    long_context_people: int = Field(6, ge=2, description="long_context: people (facts) per document, the most.")
+    long_context_min_people: Optional[int] = Field(
+        None, ge=1, description="long_context: the fewest people per document; each document draws its count "
+        "uniformly from [this, long_context_people] (a range of difficulty, as RULER's needle tasks range from one "
+        "key to many). Unset: every document has long_context_people. A one-person document asks a one-hop question.")
     long_context_filler: int = Field(100, ge=1, description="long_context: filler sentences per document.")
-    code_max_constant: int = Field(9, ge=2, description="code: largest constant k in a specification.")
+    long_context_sft_filler: Optional[int] = Field(
+        None, ge=0, description="long_context: filler sentences of the document SFT trains on (the same facts and "
+        "question, a shorter document: SFT teaches retrieval where it is cheap to learn, long-context RL and every "
+        "evaluation meet the full document). Unset: SFT trains on the full document.")
+    code_max_constant: int = Field(9, ge=2, description="code: largest constant k in a specification (8 families x "
+                                   "(this - 1) distinct tasks).")
     code_tests: int = Field(5, ge=1, description="code: hidden unit tests per task.")
     swe_functions: int = Field(3, ge=1, le=8, description="swe: functions in the repository's file.")
     sandbox_time_limit_s: float = Field(2.0, gt=0, description="code/swe: CPU-time limit of one hidden-test run.")
@@ -80,6 +89,13 @@ class TinyDomainSpec(_Section):
                                       "drawn.")
     if_max_answer_words: int = Field(60, ge=5, description="if_registry: a draw whose built reference answer is "
                                      "longer is drawn again (answers must fit the rollout and validation caps).")
+
+    @model_validator(mode="after")
+    def _long_context_people_range(self):
+        if self.long_context_min_people is not None and self.long_context_min_people > self.long_context_people:
+            raise ValueError(f"long_context_min_people ({self.long_context_min_people}) > long_context_people "
+                             f"({self.long_context_people})")
+        return self
 
     @model_validator(mode="after")
     def _if_constraint_range(self):

@@ -43,16 +43,17 @@ class SFTConfig(OptimizerMixin):
         default_factory=lambda: {"thinking": 0.5, "instruct": 0.5},
         description="Share of examples rendered in thinking vs instruct mode (tiny domains only).")
     domain_fraction: dict[str, float] = Field(
-        default_factory=dict, description="Fraction of a domain's SFT records kept in the SFT pool, the first ones "
-        "in file order (default 1.0 each; tiny domains only: released SFT data is mixed by its own configs).")
+        default_factory=dict, description="Size of a domain's SFT pool as a fraction of its SFT records: below 1 the "
+        "first ones in file order, above 1 the records repeated (2.5: every record twice, then the first half once "
+        "more). Default 1.0 each; tiny domains only: released SFT data is mixed by its own configs.")
     save_every: int = Field(100, gt=0, description="Atomic step checkpoint every N steps (resume point).")
     log_every: int = Field(10, gt=0)
 
     @model_validator(mode="after")
     def _fractions_in_range(self) -> "SFTConfig":
-        bad = {d: f for d, f in self.domain_fraction.items() if not 0.0 < f <= 1.0}
+        bad = {d: f for d, f in self.domain_fraction.items() if not f > 0.0}
         if bad:
-            raise ValueError(f"domain_fraction: each value must be in (0, 1], got {bad}")
+            raise ValueError(f"domain_fraction: each value must be above 0, got {bad}")
         return self
 
 

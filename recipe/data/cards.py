@@ -276,8 +276,10 @@ def tiny_domains_card(splits: dict[str, dict[str, list[dict]]], ngram: int, seed
          "copied from another dataset. `make run` writes these files to `runs/<id>/00_data/` with this card.", "",
          "## Dataset Structure", "",
          "One JSON record per line (`recipe/data/record.py`): `id`, `domain`, `messages` (the prompt, and for SFT "
-         "rows the reference answer), `verifier` (what the reward checks), `license`. Splits: `train` (SFT rows "
-         "and the RL prompt pool), `validation` (the report split), `selection` (MOPD teacher selection).", "",
+         "rows the reference answer), `verifier` (what the reward checks), `metadata` (the pool, SFT or RL; the "
+         "reference answer; for long_context, `sft_messages`: the same facts and question in a document cut short, "
+         "which SFT trains on), `license`. Splits: `train` (SFT rows and the RL prompt pool), `validation` (the "
+         "report split), `selection` (MOPD teacher selection).", "",
          "| domain | train | validation | selection |", "|---|---|---|---|"]
     L += [f"| {d} | {v['train']:,} | {v['val']:,} | {v['select']:,} |" for d, v in overlap.items()]
     L += ["", "## Overlap between train and held-out splits (measured)", "",

@@ -50,7 +50,9 @@ def _record(domain: str, ex: Example, split: str, idx: int, pool: str | None = N
         "tools": list(ex.tools) if ex.tools else None,
         "metadata": {"split": split, "pool": pool, "reference": {"reasoning": ex.reasoning, "content": ex.content,
                                                    "tool_calls": list(ex.tool_calls) if ex.tool_calls else None},
-                     **({"baseline": ex.metadata["baseline"]} if "baseline" in ex.metadata else {})},
+                     **({"baseline": ex.metadata["baseline"]} if "baseline" in ex.metadata else {}),
+                     **({"sft_messages": [{"role": r, "content": c} for r, c in ex.sft_prompt]}
+                        if ex.sft_prompt is not None else {})},
         "license": "Apache-2.0",
     }
 

@@ -25,6 +25,9 @@ class Example:
     split_key: Optional[str] = None  # what train/validation disjointness is about (default: the prompt)
     # identity shared by domains drawn from one generator (a tiny SWE repository): held out across those domains
     shared_key: Optional[str] = None
+    # the prompt as SFT trains on it, where it differs (a curriculum: a long-context document cut short, so that SFT
+    # teaches the skill cheaply and RL meets the full prompt); held-out checks and RL use ``prompt``
+    sft_prompt: Optional[tuple[tuple[str, str], ...]] = field(default=None, hash=False, compare=False)
 
     @property
     def key(self) -> str:

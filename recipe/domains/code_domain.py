@@ -35,7 +35,13 @@ def hidden_tests(family: str, k: int, rng: random.Random, n: int) -> str:
     ns: dict = {}
     exec(reference_function(family, k), ns)  # our own reference, never model output
     kind = FAMILIES[family][3]
-    inputs = [rng.randint(-20, 40) for _ in range(n)] if kind == "int" else [rng.choice(_WORDS) for _ in range(n)]
+    if kind == "int":
+        # k - 1, k + 1 and 2k tell k from its neighbours in every int family (max / min / divisibility included),
+        # whatever k's size; the rest are drawn
+        probes = [k - 1, k + 1, 2 * k][: max(0, n - 1)]
+        inputs = [rng.randint(-20, 40) for _ in range(n - len(probes))] + probes
+    else:
+        inputs = [rng.choice(_WORDS) for _ in range(n)]
     lines = ["from solution import f", ""]
     for i, x in enumerate(inputs):
         lines += [f"def test_{i}():", f"    assert f({x!r}) == {ns['f'](x)!r}", ""]

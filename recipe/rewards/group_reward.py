@@ -76,7 +76,7 @@ class PairwiseGroupJudge:
     """A pairwise judge over the configured pairs, aggregated by ``aggregate_pairwise``."""
 
     def __init__(self, cfg: JudgeConfig, judge=None):
-        self.cfg, self.judge = cfg, judge or HiddenRubricJudge()
+        self.cfg, self.judge = cfg, judge or HiddenRubricJudge(cfg.length_tie_break)
 
     def group_rewards(self, record: dict, responses: list[str]) -> list[float]:
         G, c = len(responses), self.cfg

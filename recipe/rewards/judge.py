@@ -167,22 +167,31 @@ RubricJudge = DeterministicRubricJudge
 
 
 class HiddenRubricJudge:
-    """The tiny profile's pairwise judge (the ``rubric_pairwise`` kind): the response that meets more of the
-    record's hidden rubric items wins (``recipe.rewards.chat_rubric``); equal counts go to the shorter answer
-    (fewer words); equal counts and lengths tie. Deterministic and checkable by hand."""
+    """The tiny profile's pairwise judge (the ``rubric_pairwise`` kind): a response with no visible answer
+    (unfinished thinking, or nothing after it) loses to one that answers, as a GenRM shown NeMo-Gym's placeholder
+    for an empty output would judge it; otherwise the response that meets more of the record's hidden rubric items
+    wins (``recipe.rewards.chat_rubric``); equal counts go to the shorter answer (fewer words) when
+    ``length_tie_break`` is on, else tie. Deterministic and checkable by hand."""
 
     name = "rubric_pairwise"
 
+    def __init__(self, length_tie_break: bool = True):
+        self.length_tie_break = length_tie_break
+
     def compare(self, record: dict, response_a: Any, response_b: Any) -> PairwiseVerdict:
         from recipe.rewards.chat_rubric import rubric_met, visible_answer, words
+        ta, tb = (visible_answer(r) for r in (response_a, response_b))
+        answered_a, answered_b = bool(ta and ta.strip()), bool(tb and tb.strip())
+        if answered_a != answered_b:
+            return _verdict("A" if answered_a else "B", "no_answer")
         rubric = record["verifier"]["rubric"]
         ma, mb = sum(rubric_met(rubric, response_a)), sum(rubric_met(rubric, response_b))
         if ma != mb:
             return _verdict("A" if ma > mb else "B", "more_rubric_items", met_a=ma, met_b=mb)
-        la, lb = (len(words(visible_answer(r) or "")) for r in (response_a, response_b))
-        if la != lb:
+        la, lb = (len(words(t or "")) for t in (ta, tb))
+        if self.length_tie_break and la != lb:
             return _verdict("A" if la < lb else "B", "tie_broken_by_length", met_a=ma, met_b=mb, len_a=la, len_b=lb)
-        return _verdict("tie", "same_items_and_length", met_a=ma, met_b=mb)
+        return _verdict("tie", "same_items" if la != lb else "same_items_and_length", met_a=ma, met_b=mb)
 
 
 def _norm(sa: float, sb: float) -> tuple[float, float]:

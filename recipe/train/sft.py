@@ -66,9 +66,15 @@ class SFTExamples:
 
 
 def sft_records(train: list[dict], fraction: float | None = None) -> list[dict]:
-    """A domain's SFT pool: its ``sft``-pool training records, the first ``fraction`` of them (rounded up) if set."""
+    """A domain's SFT pool: its ``sft``-pool training records, ``fraction`` times over if set (the first ones, rounded
+    up, for the part below 1), each with the prompt SFT trains on (``metadata.sft_messages`` where the generator gives
+    one: a long-context document cut short, ``recipe.domains.long_context_domain``)."""
     records = pool(train, "sft")
-    return records if fraction is None else records[: math.ceil(fraction * len(records))]
+    if fraction is not None:
+        whole, part = divmod(fraction, 1.0)
+        records = records * int(whole) + records[: math.ceil(part * len(records))]
+    return [{**r, "messages": r["metadata"]["sft_messages"]} if r.get("metadata", {}).get("sft_messages") else r
+            for r in records]
 
 
 def train_sft(ctx: StageContext, scfg: SFTConfig) -> dict:
