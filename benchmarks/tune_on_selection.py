@@ -72,10 +72,11 @@ def main() -> None:
             if a.stage == "mopd":
                 teachers = {}
                 for d, t in resolve_teachers(run, cfg.mopd.teacher_routing, doms).items():
-                    if t["checkpoint"] not in teacher_models:  # one load per checkpoint (IF, MCQA, tools share one)
-                        teacher_models[t["checkpoint"]] = load_checkpoint(t["checkpoint"])
-                    teachers[d], ttok = teacher_models[t["checkpoint"]]
-                    key = (seed, d, t["checkpoint"])  # a teacher is scored once, not once per setting
+                    path = run.resolve_path(t["checkpoint"])  # run files hold paths relative to the run
+                    if path not in teacher_models:  # one load per checkpoint (IF, MCQA, tools share one)
+                        teacher_models[path] = load_checkpoint(path)
+                    teachers[d], ttok = teacher_models[path]
+                    key = (seed, d, path)  # a teacher is scored once, not once per setting
                     if key not in teacher_scores:
                         teacher_scores[key] = scores(teachers[d], ttok, [d])[d]
                     teacher.setdefault(d, {}).update(teacher_scores[key])
