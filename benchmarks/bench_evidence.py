@@ -3,7 +3,7 @@ skipped), then print every target of ``recipe.pipeline.evidence.TARGETS`` pooled
 interval and n (prompts x seeds), and whether it holds.
 
     .venv/bin/python benchmarks/bench_evidence.py --seeds 0 1 2 [--runs-dir DIR] [--json] [-s key=value ...]
-        [--heatmap docs/report_heatmap.png]
+        [--heatmap docs/report_heatmap.png] [--costs rlhf]
 
 One setting for every seed: overrides apply to all runs; with none, every run has `make run`'s settings (README's
 table and figure are drawn so). Runs are named tiny-seed<N> under --runs-dir (default: RECIPE_RUNS_DIR or ./runs),
@@ -29,6 +29,8 @@ def main() -> None:
     ap.add_argument("--run-ids", nargs="+", default=None, help="pool these existing runs instead (implies --no-train)")
     ap.add_argument("-s", "--set", dest="sets", action="append", default=[])
     ap.add_argument("--heatmap", default=None, help="write the first run's heatmap PNG here (README's figure)")
+    ap.add_argument("--costs", nargs="+", default=[], metavar="STAGE",
+                    help="also print each STAGE against its input on every domain, pooled (what it costs the rest)")
     a = ap.parse_args()
     if a.runs_dir:
         os.environ["RECIPE_RUNS_DIR"] = str(Path(a.runs_dir).resolve())
@@ -74,6 +76,19 @@ def main() -> None:
         print(f"({r['target']}) {r['measure']:<62} {r['score']:>{sign}7.1f} [{r['ci_low']:>{sign}6.1f}, "
               f"{r['ci_high']:>{sign}6.1f}]"
               f" {r['n']:>5}  {'yes' if r['holds'] else 'NO'}{extra}")
+    for stage in a.costs:
+        from recipe.pipeline.evidence import stage_domain_deltas
+        domains = list(dict.fromkeys(d for run in runs for d in json.loads(run.scores_path.read_text())["domains"]))
+        print(f"\n{stage} against its input on every domain, pooled (report split, 95% CI, n = prompts x seeds): the "
+              f"paired change, and {stage}'s score against the input's interval")
+        for r in stage_domain_deltas(runs, stage, domains):
+            change = "0 inside" if r["ci_low"] <= 0 <= r["ci_high"] else "above 0" if r["ci_low"] > 0 else "below 0"
+            i, f = r["input"], r["after"]
+            where = "inside" if i["ci_low"] <= f["score"] <= i["ci_high"] else "above" if f["score"] > i["ci_high"] \
+                else "BELOW"
+            print(f"  {r['domain']:<22} {r['score']:+6.1f} [{r['ci_low']:+6.1f}, {r['ci_high']:+6.1f}] {change:<8}  "
+                  f"{f['score']:5.1f} vs input {i['score']:5.1f} [{i['ci_low']:5.1f}, {i['ci_high']:5.1f}] {where:<6} "
+                  f"n={r['n']}")
     print("wall seconds per run (0 when every stage was already done):", wall)
 
 

@@ -36,6 +36,18 @@ def test_delta_target_pools_paired_differences_over_runs(tmp_path):
     assert (flat["score"], flat["holds"]) == (0.0, False)
 
 
+def test_stage_domain_deltas_give_the_paired_change_and_the_input_interval(tmp_path):
+    """What a stage costs the rest, per domain pooled over runs: the paired change, and the stage's score beside its
+    input's interval (mopd from if_rl here; run A gains 50 points on 'if', run B none)."""
+    from recipe.pipeline.evidence import stage_domain_deltas
+    a = _run(tmp_path, "a", [0, 0, 1, 1], [1, 1, 1, 1], [0, 0, 0, 0])
+    b = _run(tmp_path, "b", [0, 1, 0, 1], [0, 1, 0, 1], [0, 0, 0, 0])
+    (row,) = stage_domain_deltas([a, b], "mopd", ["if"])
+    assert row["domain"] == "if" and row["score"] == pytest.approx(25.0) and row["n"] == 8
+    assert row["input"]["score"] == pytest.approx(50.0) and row["after"]["score"] == pytest.approx(75.0)
+    assert row["input"]["ci_low"] < 50.0 < row["input"]["ci_high"]
+
+
 def test_teacher_match_and_missing_stages(tmp_path):
     # student 75 on 4 prompts; teacher sft 100 everywhere: CI [100, 100] -> the student is below it
     a = _run(tmp_path, "a", [0, 0, 0, 0], [1, 1, 1, 0], [1, 1, 1, 1])

@@ -122,6 +122,20 @@ TARGETS: list = [
 ]
 
 
+def stage_domain_deltas(runs: list[RunDir], stage: str, domains: list[str]) -> list[dict]:
+    """A stage against its input on every domain, each pooled over ``runs`` (report split): the paired change, and the
+    stage's score (``after``) beside its input's 95% interval (``input``): what it costs or spares the domains it
+    does not train (main-line RLHF's cost, docs/EVIDENCE.md)."""
+    rows = []
+    for d in domains:
+        row = DeltaTarget(stage, f"{stage} on {d}", stage, (d,)).evaluate(runs)[0]
+        before = [v for run in runs for v in _means(run, _stage_input(run, stage), d).values()]
+        after = [v for run in runs for v in _means(run, stage, d).values()]
+        rows.append({**row, "domain": d, "after": mean_ci(after, scale=100.0, bounds=(0.0, 100.0)).as_dict(),
+                     "input": mean_ci(before, scale=100.0, bounds=(0.0, 100.0)).as_dict()})
+    return rows
+
+
 def claim_line(row: dict) -> str:
     """One claim as a line: ``(a) IF-RL raises instruction following: if_rl - input, ... +12.3 [+8.1, +16.4],
     n 150: holds`` (``not shown`` when the interval does not say so; ``not evaluated`` when the stage did not run).
