@@ -14,7 +14,7 @@ class JudgeConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
     kind: Literal["rubric_pairwise", "genrm_compare"] = Field(
-        description="rubric_pairwise: the tiny judge (more hidden rubric items met wins, ties by length); "
+        description="rubric_pairwise: the tiny judge (an answer beats none, then more hidden rubric items met wins); "
         "genrm_compare: NeMo-Gym's GenRM compare server (cluster backend).")
     comparison_strategy: Literal["all_pairs", "circular"] = Field(
         "all_pairs", description="Which pairs of a prompt's responses are judged (Cascade 2: all pairs).")
