@@ -1,5 +1,5 @@
 """The capacity study: the tiny cascade at several model sizes, several seeds each, then every claim pooled per size,
-the forgetting index per domain, SFT's own scores and the wall times (``recipe.pipeline.capacity``).
+the forgetting index per domain, SFT's own scores and the wall times (``recipe.reporting.capacity``).
 
     .venv/bin/python benchmarks/bench_capacity.py --sizes w48 w64 w96 --seeds 0 1 2 [--runs-dir runs/capacity] [--jobs 2]
         [--out build/capacity] [-s key=value ...]
@@ -142,7 +142,7 @@ def main() -> None:
     ap.add_argument("--no-train", action="store_true", help="only read runs that already exist")
     ap.add_argument("-s", "--set", dest="sets", action="append", default=[])
     a = ap.parse_args()
-    from recipe.pipeline.capacity import ModelSize, study_rows
+    from recipe.reporting.capacity import ModelSize, study_rows
     from recipe.runs import RunDir
     runs_dir = Path(a.runs_dir).resolve()
     out = Path(a.out)

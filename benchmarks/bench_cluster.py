@@ -15,7 +15,7 @@ from pathlib import Path
 from recipe.cluster.release import ReleaseTree
 from recipe.cluster.render import render_cascade
 from recipe.cluster.status import collect
-from recipe.cluster.validate import check_render
+from recipe.cluster.config_checks import check_render
 from recipe.config import STAGE_PLAN, load_config
 from recipe.runs.layout import RunDir
 from recipe.runs.teachers import record_scores

@@ -1,5 +1,5 @@
 """Evidence across seeds: run the tiny cascade once per seed (in-process; done stages with unchanged inputs are
-skipped), then print every target of ``recipe.pipeline.evidence.TARGETS`` pooled over the seeds, with its 95%
+skipped), then print every target of ``recipe.reporting.evidence.TARGETS`` pooled over the seeds, with its 95%
 interval and n (prompts x seeds), and whether it holds.
 
     .venv/bin/python benchmarks/bench_evidence.py --seeds 0 1 2 [--runs-dir DIR] [--json] [-s key=value ...]
@@ -34,8 +34,8 @@ def main() -> None:
     a = ap.parse_args()
     if a.runs_dir:
         os.environ["RECIPE_RUNS_DIR"] = str(Path(a.runs_dir).resolve())
-    from recipe.pipeline.evidence import evidence_rows
-    from recipe.pipeline.runner import run_pipeline
+    from recipe.reporting.evidence import evidence_rows
+    from recipe.pipeline.cascade_runner import run_pipeline
     from recipe.runs import RunDir
     runs, wall = [], {}
     for i, seed in enumerate(a.run_ids or a.seeds):
@@ -54,7 +54,7 @@ def main() -> None:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        from recipe.pipeline import plots
+        from recipe.reporting import plots
         fig = plots.plot_heatmap(runs[0], caption=True)
         Path(a.heatmap).parent.mkdir(parents=True, exist_ok=True)
         Path(a.heatmap).write_bytes(plots.figure_png(fig))
@@ -77,7 +77,7 @@ def main() -> None:
               f"{r['ci_high']:>{sign}6.1f}]"
               f" {r['n']:>5}  {'yes' if r['holds'] else 'NO'}{extra}")
     for stage in a.costs:
-        from recipe.pipeline.evidence import stage_domain_deltas
+        from recipe.reporting.evidence import stage_domain_deltas
         domains = list(dict.fromkeys(d for run in runs for d in json.loads(run.scores_path.read_text())["domains"]))
         print(f"\n{stage} against its input on every domain, pooled (report split, 95% CI, n = prompts x seeds): the "
               f"paired change, and {stage}'s score against the input's interval")

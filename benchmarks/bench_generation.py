@@ -54,10 +54,10 @@ def main() -> None:
                     help="cores vLLM keeps for its scheduler (default: vLLM's, one: on 2 cores the model then runs on "
                          "one thread while HF uses torch's default of all cores; 0 gives the model every core)")
     a = ap.parse_args()
-    from recipe.eval.backends.base import Job
+    from recipe.eval.backends.backend_interface import Job
     from recipe.eval.backends.hf import HFBackend
     from recipe.eval.backends.openai_client import OpenAIChatClient
-    from recipe.eval.sampling import SamplingParams
+    from recipe.eval.sampling_settings import SamplingParams
     from recipe.model.gguf_import import import_gguf
     from recipe.serve.vllm_server import VLLMServer
     import_gguf(a.model_dir)

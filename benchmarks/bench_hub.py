@@ -25,7 +25,7 @@ def main() -> None:
     os.environ["HF_ENDPOINT"] = hub.endpoint
     from huggingface_hub import CommitOperationAdd, HfApi, snapshot_download
 
-    from recipe.runs.hashing import sha256_file
+    from recipe.runs.content_hashes import sha256_file
 
     api = HfApi(endpoint=hub.endpoint, token=False)
     rows = []

@@ -1,7 +1,7 @@
 """Per-notebook overhead of `make run`: each phase notebook starts its own kernel through papermill.
 
 Prints (median of --repeat runs, seconds): a papermill execution of an empty notebook (kernel start + shutdown with
-the IPC kernel manager `recipe run` uses), the kernel-side import of `recipe.pipeline.notebook_api` (what every
+the IPC kernel manager `recipe run` uses), the kernel-side import of `recipe.pipeline.phase_notebook_api` (what every
 notebook's first cell pays), and `import torch` (what stage notebooks add). Multiply the first two by the number of
 notebooks `recipe run` executes to get the start-up share of `make run`. Time it on a quiet machine.
 
@@ -40,7 +40,7 @@ def main() -> None:
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
         kernel = [_empty_notebook_s(Path(d)) for _ in range(a.repeat)]
-    api = [_import_s("recipe.pipeline.notebook_api") for _ in range(a.repeat)]
+    api = [_import_s("recipe.pipeline.phase_notebook_api") for _ in range(a.repeat)]
     torch = [_import_s("torch") for _ in range(a.repeat)]
     from recipe.config import load_config
     from recipe.config.schema import STAGE_PLAN
@@ -48,7 +48,7 @@ def main() -> None:
     n_nb = 2 + STAGE_PLAN.index(until) + 1  # data + stages + report
     k, i = statistics.median(kernel), statistics.median(api)
     print(f"papermill empty notebook (kernel start+stop): {k:.2f} s")
-    print(f"import recipe.pipeline.notebook_api:          {i:.2f} s")
+    print(f"import recipe.pipeline.phase_notebook_api:          {i:.2f} s")
     print(f"import torch:                                 {statistics.median(torch):.2f} s")
     print(f"notebooks per `make run` (tiny): {n_nb}  ->  start-up overhead ~ {n_nb * (k + i):.1f} s")
 

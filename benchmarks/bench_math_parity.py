@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from recipe.eval.benchmarks.registry import get_suite  # noqa: E402
+from recipe.eval.benchmarks.suite_registry import get_suite  # noqa: E402
 from recipe.eval.sources import read_rows  # noqa: E402
 from recipe.eval.thinking import thinking_flag  # noqa: E402
 
@@ -115,7 +115,7 @@ def _rows(suite: str, data_root: Path, imo_items: int) -> list[dict]:
     path, _ = DATA[suite]
     if suite != "imo-answer":
         return read_rows(data_root / path)
-    from recipe.eval.olympiad.imo_answer import load_answerbench
+    from recipe.eval.olympiad.imo.imo_answer import load_answerbench
     rows = load_answerbench(data_root / path, "v2-pr18").rows
     step = max(1, len(rows) // imo_items)
     return rows[::step][:imo_items]  # spread over the four categories
@@ -146,8 +146,8 @@ class _IncorrectJudge:
 
 
 def ours(cases: list[dict]) -> list[dict]:
-    from recipe.eval.olympiad.imo_answer import grade_response
-    from recipe.eval.olympiad.prompts import PromptTemplate
+    from recipe.eval.olympiad.imo.imo_answer import grade_response
+    from recipe.eval.olympiad.judge_prompts import PromptTemplate
     prompt = PromptTemplate("{problem} {predicted_answer} {expected_answer}", None, "bench", "")
     out = []
     for c in cases:

@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from if_parity_responses import responses_for  # noqa: E402
 
-from recipe.eval.benchmarks.registry import RowError, get_suite  # noqa: E402
+from recipe.eval.benchmarks.suite_registry import RowError, get_suite  # noqa: E402
 from recipe.rewards import nltk_data  # noqa: E402
 from recipe.rewards.instruction_following import check_instructions, if_answer  # noqa: E402
 

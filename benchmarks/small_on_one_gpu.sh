@@ -54,7 +54,7 @@ PY
 recipe model import || { echo "recipe model import failed (above)"; exit 2; }
 # the code and SWE verifiers run untrusted programs in bubblewrap: without it the first validation stops the run,
 # so say so before any GPU time is spent
-"$py" -c "from recipe.sandbox.runner import Session; Session()" || {
+"$py" -c "from recipe.sandbox.bwrap_runner import Session; Session()" || {
   echo "no sandbox here: install bubblewrap (make system-deps, or apt-get install -y bubblewrap) first"; exit 2; }
 
 smoke=0; case "${RECIPE_SET:-}" in *small-smoke*) smoke=1 ;; esac

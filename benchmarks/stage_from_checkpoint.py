@@ -28,7 +28,7 @@ def main() -> None:
     import torch
 
     from recipe.config import load_config
-    from recipe.validation.validate import validate_samples
+    from recipe.validation.domain_validation import validate_samples
     from recipe.model import load_checkpoint
     from recipe.domains.data_phase import load_splits
     from recipe.runs import RunDir

@@ -8,7 +8,7 @@ the pooled result. Nothing is written into the runs (each trial trains in a temp
 - ``--stage mopd``: the student (the multi-domain RL checkpoint) trains with the run's own teachers
   (``mopd.teacher_routing`` resolved as the stage does); per MOPD domain it prints the student's score and the
   teacher's 95% interval, pooled over seeds (n = selection prompts x seeds), and whether the student is inside or
-  above it (target (e) of recipe.pipeline.evidence).
+  above it (target (e) of recipe.reporting.evidence).
 - ``--stage rlhf``: main-line RLHF from the MOPD checkpoint (KL to it); the paired change of every domain, pooled
   over seeds (target (c) for chat, and what it costs the others).
 - ``--stage rlhf_branch``: the RLHF teacher, RLHF from the SFT checkpoint (KL to it); the same paired changes (a
@@ -38,7 +38,7 @@ def main() -> None:
     import torch
 
     from recipe.config import load_config
-    from recipe.validation.validate import validate_samples
+    from recipe.validation.domain_validation import validate_samples
     from recipe.model import load_checkpoint
     from recipe.domains.data_phase import load_splits
     from recipe.runs.teachers import resolve_teachers

@@ -2,7 +2,7 @@
 few items per domain, a few steps per stage, small rollout batches, short generations, and the model at hidden size
 64 (0.34M parameters, the same layer pattern; a cascade ~20% faster than at the profile's 96). These tests check the
 wiring (resume, notebooks, caching, reports), not what the stages teach: docs/EVIDENCE.md measures that at 96."""
-from recipe.pipeline.capacity import ModelSize
+from recipe.reporting.capacity import ModelSize
 
 FAST = [*ModelSize(64).overrides(),
     "run.torch_threads=1",  # make test runs two workers on two cores

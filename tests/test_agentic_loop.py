@@ -1,9 +1,9 @@
-"""The agentic SWE loop (recipe.train.agentic): the turn cap ends an episode, every action runs in the sandbox,
+"""The agentic SWE loop (recipe.train.agentic_rollouts): the turn cap ends an episode, every action runs in the sandbox,
 a good episode earns reward 1 from the hidden tests, a malformed turn ends the episode with reward 0."""
 import torch
 
 from recipe.model.chat_render import render_chat
-from recipe.train import agentic, rollout
+from recipe.train import agentic_rollouts, rollout
 
 REPO = {"name": "swe_patch", "files": {"m.py": "def a(x):\n    return x - 1\n"}, "path": "m.py",
         "issue": "a(1) returns 0 but should return 2.", "time_limit_s": 1.0,
@@ -46,7 +46,7 @@ def call(name, **args):
 def test_turn_cap_ends_the_episode(monkeypatch):
     gen, calls = scripted_generate([call("list_files")])
     monkeypatch.setattr(rollout, "generate", gen)
-    ar = agentic.run_episodes(None, CharTokenizer(), [{"id": "r", "verifier": REPO}] * 2, max_turns=3,
+    ar = agentic_rollouts.run_episodes(None, CharTokenizer(), [{"id": "r", "verifier": REPO}] * 2, max_turns=3,
                               max_new_tokens=64, temperature=1.0, top_p=1.0)
     assert calls["n"] == 3 and ar.turns_B.tolist() == [3, 3]
     assert ar.end_reasons == ["turn_cap", "turn_cap"] and ar.rewards_B.tolist() == [0.0, 0.0]
@@ -61,7 +61,7 @@ def test_good_episode_is_rewarded_by_execution(monkeypatch):
               call("run_tests"), call("submit")]
     gen, _ = scripted_generate(script)
     monkeypatch.setattr(rollout, "generate", gen)
-    ar = agentic.run_episodes(None, CharTokenizer(), [{"id": "r", "verifier": REPO}], max_turns=6,
+    ar = agentic_rollouts.run_episodes(None, CharTokenizer(), [{"id": "r", "verifier": REPO}], max_turns=6,
                               max_new_tokens=64, temperature=1.0, top_p=1.0)
     assert ar.end_reasons == ["submitted"] and ar.rewards_B.tolist() == [1.0]
     assert ar.details[0]["actions"] == ["read_file", "edit_file", "run_tests", "submit"]
@@ -70,16 +70,16 @@ def test_good_episode_is_rewarded_by_execution(monkeypatch):
 def test_malformed_turn_and_escaping_edit(monkeypatch):
     gen, _ = scripted_generate([call("edit_file", path="../../etc/hosts", old="a", new="b"), "just text"])
     monkeypatch.setattr(rollout, "generate", gen)
-    ar = agentic.run_episodes(None, CharTokenizer(), [{"id": "r", "verifier": REPO}], max_turns=6,
+    ar = agentic_rollouts.run_episodes(None, CharTokenizer(), [{"id": "r", "verifier": REPO}], max_turns=6,
                               max_new_tokens=64, temperature=1.0, top_p=1.0)
     assert ar.end_reasons == ["malformed_action"] and ar.rewards_B.tolist() == [0.0]
 
 
 def test_sandbox_actions_report_errors():
     from recipe.sandbox import Session
-    with Session(agentic.turn_limits(1.0)) as s:
+    with Session(agentic_rollouts.turn_limits(1.0)) as s:
         s.write("m.py", REPO["files"]["m.py"])
-        env = agentic.SandboxRepo(s, REPO, agentic.turn_limits(1.0))
+        env = agentic_rollouts.SandboxRepo(s, REPO, agentic_rollouts.turn_limits(1.0))
         assert env.act("list_files", {}) == "m.py"
         assert env.act("edit_file", {"path": "../x.py", "old": "a", "new": "b"}).startswith("error: path outside")
         assert env.act("edit_file", {"path": "m.py", "old": "zzz", "new": "b"}).startswith("error: old text found 0")

@@ -8,7 +8,7 @@ checkpoint). Each must end with the kernel idle and no error output; the heatmap
 bar must have rendered, and the run must be under $RECIPE_RUNS_DIR, not beside the notebooks.
 
 What the person sees is checked too: every figure shown at its natural size (not scaled down), with something drawn
-in colour and every axis labelled (the ``recipe:axes`` chunk ``recipe.pipeline.plots.figure_png`` writes); every
+in colour and every axis labelled (the ``recipe:axes`` chunk ``recipe.reporting.plots.figure_png`` writes); every
 table inside the output area (no column cut at the right edge) and no cell truncated by pandas; the heatmap's
 teacher marks legible (WCAG contrast of the rendered pixels against their cell); and after the parameters cell is
 typed back to what was committed and the notebook saved, the file is byte-identical to the committed one. The
@@ -250,7 +250,7 @@ def _check_figures(page, name: str) -> list:
             f"{name}: figure {i} scaled down to {img['shown']:.0f} px of {img['natural']} px"
         raw = base64.b64decode(img["src"].split(",", 1)[1])
         meta = Image.open(io.BytesIO(raw)).text.get("recipe:axes")
-        assert meta, f"{name}: figure {i} was not drawn by recipe.pipeline.plots (no recipe:axes chunk)"
+        assert meta, f"{name}: figure {i} was not drawn by recipe.reporting.plots (no recipe:axes chunk)"
         panels = json.loads(meta)
         for p in panels:
             assert p["ylabel"], f"{name}: figure {i} panel {p['title']!r} has no y label"
@@ -279,7 +279,7 @@ def _check_tables(page, name: str) -> None:
 
 def _check_teacher_marks(figures, run_dir: Path) -> int:
     """The heatmap's teacher marks against their cells in the pixels the browser shows (WCAG AA: 4.5)."""
-    from recipe.pipeline import plots
+    from recipe.reporting import plots
     from recipe.runs.layout import RunDir
     heat = [rgb for rgb, panels in figures if any(p["title"].startswith("validation score") for p in panels)]
     assert len(heat) == 1, "the report shows one heatmap"

@@ -6,7 +6,7 @@ import pytest
 
 from recipe.config import load_config
 from recipe.model.build import build_tiny
-from recipe.pipeline.capacity import ModelSize
+from recipe.reporting.capacity import ModelSize
 
 CORPUS = ["the quick brown fox jumps over the lazy dog 0123456789"] * 40
 

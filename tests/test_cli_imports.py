@@ -7,7 +7,7 @@ import sys
 
 
 def test_the_run_command_does_not_import_torch():
-    code = ("import sys, recipe.cli, recipe.pipeline.runner, recipe.pipeline.report, recipe.pipeline.stage_inputs\n"
+    code = ("import sys, recipe.cli, recipe.pipeline.cascade_runner, recipe.reporting.run_report, recipe.pipeline.stage_inputs\n"
             "heavy = sorted(m for m in ('torch', 'transformers') if m in sys.modules)\n"
             "print(','.join(heavy))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
@@ -20,7 +20,7 @@ def test_the_data_notebook_needs_no_transformers(tmp_path):
     ``datasets``' streaming reader during curation; the model code does not)."""
     code = ("import os, sys\n"
             f"os.environ['RECIPE_RUNS_DIR'] = {str(tmp_path)!r}\n"
-            "from recipe.pipeline import notebook_api as nb\n"
+            "from recipe.pipeline import phase_notebook_api as nb\n"
             "assert 'torch' not in sys.modules, 'notebook_api imported torch'\n"
             "nb.explain('d', 'data', 'tiny', [])\n"
             "nb.data_phase('d', 'tiny', ['domains.tiny.train_items=20', 'domains.tiny.val_items=4', "

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from recipe.cluster.chat_template import read_template, released_template, released_template_dir
+from recipe.cluster.released_chat_template import read_template, released_template, released_template_dir
 from recipe.cluster.render import render_stage
 from recipe.config import load_config
 from recipe.runs.layout import RunDir

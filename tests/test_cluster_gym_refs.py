@@ -11,7 +11,7 @@ import pytest
 from recipe.cluster import gym, gym_refs
 from recipe.cluster.nrl_yaml import load_yaml, resolve
 from recipe.cluster.render import render_stage
-from recipe.cluster.validate import gym_problems
+from recipe.cluster.config_checks import gym_problems
 from recipe.config import load_config
 from recipe.data.gym_envs import DOMAIN_GYM, PHASE_GYM
 from recipe.runs.layout import RunDir

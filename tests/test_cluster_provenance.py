@@ -7,7 +7,7 @@ import subprocess
 import pytest
 from typer.testing import CliRunner
 
-from recipe.cluster import notebook_api, provenance
+from recipe.cluster import cluster_notebook_api, provenance
 from recipe.cli.cluster_cmd import app
 
 PROJECT = __import__("pathlib").Path(__file__).resolve().parents[1]
@@ -88,19 +88,19 @@ def test_cli_render_submit_status(tmp_path, monkeypatch, shared_dir):
 
 def test_notebook_api(tmp_path, monkeypatch, shared_dir):
     monkeypatch.setenv("RECIPE_RUNS_DIR", str(tmp_path / "runs"))
-    res = notebook_api.render_stage("nb", "code_rl", profile="paper", allow_unpinned=True, allow_dirty=True,
+    res = cluster_notebook_api.render_stage("nb", "code_rl", profile="paper", allow_unpinned=True, allow_dirty=True,
                                     overrides=("cluster.account=a", "cluster.partition=p", "cluster.hf_home=/shared/hf"))
     assert res.files and all(f.is_file() for f in res.files)
-    diff = notebook_api.config_diff(res, release_dir=shared_dir / "fixtures/nemo_rl_configs/v0.7.0")
+    diff = cluster_notebook_api.config_diff(res, release_dir=shared_dir / "fixtures/nemo_rl_configs/v0.7.0")
     assert "policy.generation.top_p: 1.0 -> 0.95" in diff
-    assert notebook_api.submit(res, submit=False) == [f"bash {res.jobs[0].launch_path}"]
-    assert notebook_api.monitor("nb", "code_rl")["status"] == "pending"
+    assert cluster_notebook_api.submit(res, submit=False) == [f"bash {res.jobs[0].launch_path}"]
+    assert cluster_notebook_api.monitor("nb", "code_rl")["status"] == "pending"
 
 
 def test_render_out_dir_is_mounted(tmp_path, monkeypatch):
     monkeypatch.setenv("RECIPE_RUNS_DIR", str(tmp_path / "runs"))
     out = tmp_path / "elsewhere"
-    res = notebook_api.render_stage("o1", "if_rl", profile="paper", allow_unpinned=True, allow_dirty=True, out=out,
+    res = cluster_notebook_api.render_stage("o1", "if_rl", profile="paper", allow_unpinned=True, allow_dirty=True, out=out,
                                     overrides=("cluster.account=a", "cluster.partition=p", "cluster.hf_home=/shared/hf"))
     assert res.out_dir == out.resolve() and (out / "if_rl.yaml").is_file() and (out / "code").is_dir()
     mounts = [ln for ln in (out / "if_rl.launch.sh").read_text().splitlines() if ln.startswith("export MOUNTS=")][0]

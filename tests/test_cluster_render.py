@@ -20,7 +20,7 @@ from recipe.cluster.nrl_yaml import flatten_keys, get_path, load_yaml
 from recipe.cluster.provenance import DirtyTreeError
 from recipe.cluster.release import ReleaseTree
 from recipe.cluster.render import render_cascade, render_stage
-from recipe.cluster.validate import config_diff_text, load_rendered, release_keys, unknown_keys, value_mismatches
+from recipe.cluster.config_checks import config_diff_text, load_rendered, release_keys, unknown_keys, value_mismatches
 from recipe.config import STAGE_PLAN, load_config
 from recipe.config.stages import MOPDConfig, RLStageConfig, SFTConfig
 from recipe.runs.layout import RunDir

@@ -10,7 +10,7 @@ import pytest
 from tensorboard.compat.proto import event_pb2, summary_pb2
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
-from recipe.cluster.notebook_api import monitor
+from recipe.cluster.cluster_notebook_api import monitor
 from recipe.cluster.render import render_stage
 from recipe.cluster.status import collect
 from recipe.config import load_config

@@ -12,7 +12,7 @@ import pytest
 from recipe.cluster.nrl_yaml import dump_yaml, load_yaml
 from recipe.cluster.release import RELEASE_CONFIGS, ReleaseTree
 from recipe.cluster.render import render_cascade, render_stage
-from recipe.cluster.validate import check_file, check_render, type_problems
+from recipe.cluster.config_checks import check_file, check_render, type_problems
 from recipe.config import STAGE_PLAN, load_config
 from recipe.data.gym_envs import agent_for
 from recipe.runs.layout import RunDir

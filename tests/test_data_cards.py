@@ -4,7 +4,7 @@ from __future__ import annotations
 from huggingface_hub import DatasetCard
 
 from recipe.config import load_config
-from recipe.data.cards import released_card, size_category
+from recipe.data.dataset_cards import released_card, size_category
 
 
 def test_committed_released_cards_match_generator_and_parse(project_root):
@@ -33,7 +33,7 @@ import re  # noqa: E402
 
 from huggingface_hub import DatasetCardData  # noqa: E402
 
-from recipe.data.cards import CARD_SECTIONS  # noqa: E402
+from recipe.data.dataset_cards import CARD_SECTIONS  # noqa: E402
 from recipe.domains.data_phase import tiny_domains_card_for  # noqa: E402
 
 # configs / tags / license_name / license_link are Hub card keys that DatasetCardData keeps as extra kwargs

@@ -123,7 +123,7 @@ def test_cli_curate_and_card(tmp_path, project_root):
 def test_report_table_and_chart(tmp_path):
     import matplotlib
     matplotlib.use("Agg")
-    from recipe.data.report import plot_report, report_table
+    from recipe.data.curation_report_views import plot_report, report_table
     rep = curate([FIX / "train_mixed.jsonl", FIX / "bad_rows.jsonl"], tmp_path,
                  decontaminate_against=[FIX / "eval_set.jsonl"])
     df = report_table(tmp_path / "report.json")

@@ -15,7 +15,7 @@ from recipe.config import load_config
 from recipe.config.data_section import DataSection
 from recipe.data.curate import curate
 from recipe.data.eval_set import eval_items_from_file
-from recipe.eval.benchmarks.code import lcb_messages
+from recipe.eval.benchmarks.livecodebench import lcb_messages
 from recipe.eval.decontam_items import (TABLE_BENCHMARKS, benchmark_names, configured_benchmarks,
                                         contaminated_prompts, eval_set, file_items)
 

@@ -65,7 +65,7 @@ def test_the_newest_run_is_rendered_and_a_cascade_runs_only_when_there_is_none(t
     pytest.importorskip("nbconvert")
     import os
 
-    from recipe.pipeline import runner
+    from recipe.pipeline import cascade_runner as runner
     monkeypatch.setenv("RECIPE_RUNS_DIR", str(tmp_path / "runs"))
     ran, said = [], []
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from recipe.eval.benchmarks import agentic
-from recipe.eval.benchmarks.registry import get_suite
+from recipe.eval.benchmarks import longbench_swebench as agentic
+from recipe.eval.benchmarks.suite_registry import get_suite
 from recipe.eval.sources import read_rows
 
 LB_ROW = {"_id": "lb1", "domain": "Single-Document QA", "sub_domain": "x", "difficulty": "hard", "length": "short",

@@ -11,10 +11,10 @@ import pytest
 
 from recipe.config import load_config
 from recipe.domains import build_tiny_splits
-from recipe.eval.backends.base import Generation
-from recipe.eval.benchmarks.registry import RowError, get_suite
+from recipe.eval.backends.backend_interface import Generation
+from recipe.eval.benchmarks.suite_registry import RowError, get_suite
 from recipe.eval.harness import evaluate_suite
-from recipe.eval.sampling import SamplingParams
+from recipe.eval.sampling_settings import SamplingParams
 
 
 def call(name, **args):

@@ -10,7 +10,7 @@ from recipe.config import load_config
 from recipe.eval.benchmarks import arena_hard
 from recipe.eval.benchmarks.arena_hard_judge import (CREATIVE_SYSTEM, HARD_PROMPT_SYSTEM, battles, parse_label,
                                                      win_rates)
-from recipe.eval.benchmarks.registry import get_suite
+from recipe.eval.benchmarks.suite_registry import get_suite
 from recipe.eval.harness import summarize_verdicts
 
 HARD = {"uid": "h1", "category": "hard_prompt", "prompt": "Sort a list in Python."}

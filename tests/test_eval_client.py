@@ -15,10 +15,10 @@ import time
 import pytest
 
 from _tiny_checkpoint import build_tiny_checkpoint
-from recipe.eval.backends.base import Job
+from recipe.eval.backends.backend_interface import Job
 from recipe.eval.backends.openai_client import OpenAIChatClient
-from recipe.eval.benchmarks.registry import get_suite
-from recipe.eval.sampling import SamplingParams
+from recipe.eval.benchmarks.suite_registry import get_suite
+from recipe.eval.sampling_settings import SamplingParams
 
 pytestmark = pytest.mark.slow
 

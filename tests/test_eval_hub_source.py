@@ -11,7 +11,7 @@ import pytest
 from hub_server.env import use_loopback_hub
 from hub_server.fixtures import HubServer
 from recipe.config.benchmarks_section import BenchmarkSource
-from recipe.eval.benchmarks.registry import get_suite
+from recipe.eval.benchmarks.suite_registry import get_suite
 from recipe.eval.sources import SourceUnavailable, load_rows, read_rows
 
 

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from recipe.eval.benchmarks.registry import RowError, get_suite
+from recipe.eval.benchmarks.suite_registry import RowError, get_suite
 from recipe.eval.harness import summarize_verdicts
 from recipe.eval.sources import read_rows
 

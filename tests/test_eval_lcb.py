@@ -10,7 +10,7 @@ import zlib
 
 import pytest
 
-from recipe.eval.benchmarks.registry import RowError, get_suite
+from recipe.eval.benchmarks.suite_registry import RowError, get_suite
 from recipe.eval.harness import summarize_verdicts
 from recipe.sandbox import probe
 

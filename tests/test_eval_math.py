@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from recipe.eval.benchmarks.registry import get_suite
+from recipe.eval.benchmarks.suite_registry import get_suite
 from recipe.eval.sources import read_rows
 
 

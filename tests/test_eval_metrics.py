@@ -39,7 +39,7 @@ def test_vllm_reasoning_parser_output_is_kept_apart():
         "role": "assistant", "content": "\\boxed{70}", "reasoning_content": "so maybe \\boxed{3}"}}],
         "usage": {"prompt_tokens": 12, "completion_tokens": 40}})
     assert g.reasoning == "so maybe \\boxed{3}" and g.content == "\\boxed{70}" and g.completion_tokens == 40
-    from recipe.eval.benchmarks.registry import get_suite
+    from recipe.eval.benchmarks.suite_registry import get_suite
     row = {"id": "x", "problem": "p", "expected_answer": "70"}
     assert get_suite("aime25").score(row, g.response(), True)["score"] == 1.0
     truncated = parse_completion({"choices": [{"finish_reason": "length", "message": {

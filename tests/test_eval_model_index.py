@@ -6,9 +6,9 @@ from types import SimpleNamespace
 
 from _tiny_checkpoint import build_tiny_checkpoint
 from recipe.eval.backends.hf import HFBackend
-from recipe.eval.benchmarks.registry import get_suite
+from recipe.eval.benchmarks.suite_registry import get_suite
 from recipe.eval.harness import evaluate_suite
-from recipe.eval.sampling import SamplingParams
+from recipe.eval.sampling_settings import SamplingParams
 from recipe.eval.sources import read_rows
 from recipe.hub.model_index import eval_results_for_card
 

@@ -16,7 +16,7 @@ def test_eval_phase_scores_tiny_suites_and_real_slice(tmp_path, monkeypatch, sha
     monkeypatch.setenv("RECIPE_RUNS_DIR", str(tmp_path / "runs"))
     from recipe.hub.model_index import eval_results_for_card
     from recipe.eval.run_phase import run_eval_phase
-    from recipe.pipeline.runner import run_pipeline
+    from recipe.pipeline.cascade_runner import run_pipeline
     # code answers need more tokens than the phase's cap: the tiny suite gets the domain's validation cap
     run = run_pipeline(profile="tiny", run_id="ev", overrides=[*FAST, "evaluation.max_new_tokens_per_domain={code: 48}"],
                        until="sft", via_notebooks=False)

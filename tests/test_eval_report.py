@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from recipe.cli import app
 from recipe.config import load_config
-from recipe.eval.report.tables import paper_comparison
+from recipe.eval.report.results_tables import paper_comparison
 
 
 def _result(suite, score, k, max_tokens, T, top_p, thinking=True, limit=None):

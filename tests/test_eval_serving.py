@@ -7,10 +7,10 @@ import socket
 
 import pytest
 
-from recipe.eval.backends.base import Generation, Job
+from recipe.eval.backends.backend_interface import Generation, Job
 from recipe.eval.backends.openai_client import EndpointUnavailable, OpenAIChatClient, parse_completion
 from recipe.eval.harness import generation_fingerprint
-from recipe.eval.sampling import SamplingParams
+from recipe.eval.sampling_settings import SamplingParams
 
 
 def _payload(message: dict, usage: dict) -> dict:

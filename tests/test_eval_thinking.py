@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from recipe.eval.benchmarks.registry import get_suite
-from recipe.eval.olympiad.imo_answer import grade_response
+from recipe.eval.benchmarks.suite_registry import get_suite
+from recipe.eval.olympiad.imo.imo_answer import grade_response
 from recipe.eval.thinking import thinking_flag
 
 ROW = {"id": "aime25-0", "problem": "What is 7 * 10?", "expected_answer": "70"}
@@ -61,7 +61,7 @@ class _Judge:
 
 @pytest.mark.parametrize("mode", sorted(EXPECTED))
 def test_imo_answer_precheck(mode):
-    from recipe.eval.olympiad.prompts import PromptTemplate
+    from recipe.eval.olympiad.judge_prompts import PromptTemplate
     prompt = PromptTemplate("{problem} {predicted_answer} {expected_answer}", None, "test", "")
     for response, (correct, none) in EXPECTED[mode].items():
         judge = _Judge()
@@ -98,7 +98,7 @@ def test_imo_answer_cli_thinking_option(shared_dir, tmp_path, flag, how):
     from typer.testing import CliRunner
 
     from recipe.cli import app
-    from recipe.eval.olympiad.imo_answer import load_answerbench
+    from recipe.eval.olympiad.imo.imo_answer import load_answerbench
     imo = shared_dir / "fixtures/eval/imo_bench"
     row = load_answerbench(imo, "v2").rows[0]
     resp = tmp_path / "r.jsonl"

@@ -9,11 +9,11 @@ import pytest
 from typer.testing import CliRunner
 
 from recipe.cli import app
-from recipe.eval.backends.base import Generation
-from recipe.eval.benchmarks.registry import get_suite
+from recipe.eval.backends.backend_interface import Generation
+from recipe.eval.benchmarks.suite_registry import get_suite
 from recipe.eval.harness import evaluate_suite
-from recipe.eval.report.tables import format_results_table, paper_comparison
-from recipe.eval.sampling import SamplingParams
+from recipe.eval.report.results_tables import format_results_table, paper_comparison
+from recipe.eval.sampling_settings import SamplingParams
 from recipe.eval.score_file import score_responses
 from recipe.eval.thinking import unfinished
 

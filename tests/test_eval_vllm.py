@@ -57,10 +57,10 @@ def test_the_single_process_server_starts_no_worker_process(server):
 
 
 def test_greedy_completions_identical_hf_and_vllm(server):
-    from recipe.eval.backends.base import Job
+    from recipe.eval.backends.backend_interface import Job
     from recipe.eval.backends.hf import HFBackend
     from recipe.eval.backends.openai_client import OpenAIChatClient
-    from recipe.eval.sampling import SamplingParams
+    from recipe.eval.sampling_settings import SamplingParams
     s = SamplingParams(temperature=0.0, top_p=1.0, max_tokens=40, thinking=False)
     jobs = [Job(f"p{i}", 0, [{"role": "user", "content": p}]) for i, p in enumerate(PROMPTS)]
     hf = {j.item_id: g for j, g in HFBackend(server.model, batch_size=4).generate(jobs, s)}

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from recipe.pipeline.evidence import DeltaTarget, TeacherMatchTarget, evidence_rows
+from recipe.reporting.evidence import DeltaTarget, TeacherMatchTarget, evidence_rows
 from recipe.runs import RunDir
 from recipe.runs.layout import write_json_atomic
 from recipe.validation.samples import samples_path, write_samples
@@ -39,7 +39,7 @@ def test_delta_target_pools_paired_differences_over_runs(tmp_path):
 def test_stage_domain_deltas_give_the_paired_change_and_the_input_interval(tmp_path):
     """What a stage costs the rest, per domain pooled over runs: the paired change, and the stage's score beside its
     input's interval (mopd from if_rl here; run A gains 50 points on 'if', run B none)."""
-    from recipe.pipeline.evidence import stage_domain_deltas
+    from recipe.reporting.evidence import stage_domain_deltas
     a = _run(tmp_path, "a", [0, 0, 1, 1], [1, 1, 1, 1], [0, 0, 0, 0])
     b = _run(tmp_path, "b", [0, 1, 0, 1], [0, 1, 0, 1], [0, 0, 0, 0])
     (row,) = stage_domain_deltas([a, b], "mopd", ["if"])
@@ -89,9 +89,9 @@ def test_the_closing_claims_are_the_evidence_rows_of_this_run(tmp_path, monkeypa
     from typer.testing import CliRunner
 
     from recipe.cli import app
-    from recipe.pipeline import evidence
-    from recipe.pipeline.evidence import claim_line
-    from recipe.pipeline.report import print_report, report_data
+    from recipe.reporting import evidence
+    from recipe.reporting.evidence import claim_line
+    from recipe.reporting.run_report import print_report, report_data
     monkeypatch.setenv("RECIPE_RUNS_DIR", str(tmp_path))
     monkeypatch.setattr(evidence, "TARGETS", [DeltaTarget("a", "mopd raises if", "mopd", ("if",)),
                                               DeltaTarget("c", "rlhf raises chat", "rlhf", ("chat",)),

@@ -8,10 +8,10 @@ from __future__ import annotations
 import pytest
 
 from _smollm2 import smollm2_folder
-from recipe.eval.backends.base import Job
+from recipe.eval.backends.backend_interface import Job
 from recipe.eval.backends.greedy_check import ServedCompletion, summarize, verify_greedy
 from recipe.eval.backends.hf import HFBackend
-from recipe.eval.sampling import SamplingParams
+from recipe.eval.sampling_settings import SamplingParams
 
 PROMPTS = ["What is the capital of France?", "Write a haiku about the sea.", "Name two colours."]
 

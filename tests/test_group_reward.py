@@ -6,7 +6,7 @@ import pytest
 from recipe.config.judge_section import JudgeConfig
 from recipe.rewards import verify
 from recipe.rewards.group_reward import aggregate_pairwise, comparison_pairs, judge_group_rewards
-from recipe.rewards.judge import HiddenRubricJudge
+from recipe.rewards.pairwise_judges import HiddenRubricJudge
 
 REC = {"domain": "chat", "messages": [{"role": "user", "content": "Tell me about the fox. Answer in capitals."}],
        "verifier": {"name": "chat_rubric", "rubric": [{"check": "mentions", "word": "fox"},

@@ -9,9 +9,9 @@ import yaml
 from recipe.config import config_to_yaml, load_config
 from recipe.config.loader import ConfigError
 from recipe.config.hub_section import ARTIFACT_CLI_NAMES
-from recipe.hub.cards import lineage, model_card
+from recipe.hub.model_cards import lineage, model_card
 from recipe.hub.download import UNSAFE_PATTERNS, resolve_patterns
-from recipe.hub.errors import HubError
+from recipe.hub.hub_errors import HubError
 from recipe.runs.layout import RunDir
 
 
@@ -99,7 +99,7 @@ def test_lineage_says_not_recorded_instead_of_guessing(tmp_path):
 
 
 def test_endpoints_are_written_without_credentials(monkeypatch):
-    from recipe.hub.errors import current_endpoint, public_endpoint
+    from recipe.hub.hub_errors import current_endpoint, public_endpoint
 
     assert public_endpoint("https://user:s3cret@mirror.example:8443/hf/?q=1") == "https://mirror.example:8443/hf/"
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:5/")
@@ -115,7 +115,7 @@ def test_model_card_follows_the_hub_layout(tmp_path):
     from huggingface_hub import ModelCard, ModelCardData
 
     from hub_server.tiny import make_fake_run
-    from recipe.hub.cards import MODEL_CARD_SECTIONS
+    from recipe.hub.model_cards import MODEL_CARD_SECTIONS
     run = make_fake_run(tmp_path, "r", stages=("sft",))
     for license, name in (("apache-2.0", None), ("other", "not specified by the publisher")):
         card = ModelCard(model_card(run, "sft", "org/cascade", license=license))
@@ -130,5 +130,5 @@ def test_model_card_follows_the_hub_layout(tmp_path):
         headings = re.findall(r"^## (.+)$", card.text, flags=re.M)
         assert [h for h in headings if h in MODEL_CARD_SECTIONS] == list(MODEL_CARD_SECTIONS), headings
         assert "2603.19220" in card.text.split("## Citation", 1)[1]
-    from recipe.hub.cards import other_license
+    from recipe.hub.model_cards import other_license
     assert other_license("nvidia/Nemotron-Nano-9B-v2")[0] == "NVIDIA Open Model License"

@@ -21,7 +21,7 @@ from hub_server.fixtures import HubServer
 from hub_server.tiny import seed_released
 from recipe.config import load_config
 from recipe.hub.download import MANIFEST_NAME, download_artifact
-from recipe.hub.errors import HubError, HubUnreachableError
+from recipe.hub.hub_errors import HubError, HubUnreachableError
 
 PROJECT = Path(__file__).resolve().parents[1]
 RECIPE = [sys.executable, "-c", "import sys; from recipe.cli import main; sys.argv[0] = 'recipe'; main()"]
@@ -150,7 +150,7 @@ def test_cli_honours_hf_endpoint(hub, tmp_path):
 
 
 def test_notebook_api_states_plainly_when_hub_unreachable(monkeypatch, tmp_path):
-    from recipe.hub.notebook_api import download_released, hub_status_line, summary_table
+    from recipe.hub.hub_notebook_api import download_released, hub_status_line, summary_table
 
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # discard port: nothing listens
     monkeypatch.setenv("HF_HUB_DISABLE_XET", "1")

@@ -17,7 +17,7 @@ import pytest
 from hub_server.env import use_loopback_hub
 from hub_server.fixtures import HubServer
 from hub_server.tiny import FIXED_INPUT, make_fake_run
-from recipe.hub.errors import HubError, UntrustedArtifactError
+from recipe.hub.hub_errors import HubError, UntrustedArtifactError
 from recipe.hub.publish import publish_dataset, publish_stage
 from recipe.runs import RunDir
 
@@ -99,7 +99,7 @@ def test_round_trip_identical_files_and_logits(hub, run, env, repo, tmp_path):
         ref_tok.apply_chat_template([{"role": "user", "content": "hi"}], tokenize=False)
     # the project's validation (same verifiers as training) scores both copies alike
     from recipe.config import load_config
-    from recipe.validation.validate import validate_domains
+    from recipe.validation.domain_validation import validate_domains
 
     from hub_server.tiny import tiny_val_splits
     tok.padding_side = ref_tok.padding_side = "left"  # generation pads on the left (as load_checkpoint sets)

@@ -17,7 +17,7 @@ from hub_server.fixtures import HubServer
 from hub_server.tiny import _Evil, build_tiny_checkpoint, seed_released
 from recipe.config import load_config
 from recipe.hub.download import download_artifact
-from recipe.hub.errors import UntrustedArtifactError
+from recipe.hub.hub_errors import UntrustedArtifactError
 from recipe.hub.safe_load import check_model_folder, load_model
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from recipe.eval.benchmarks.registry import get_suite
+from recipe.eval.benchmarks.suite_registry import get_suite
 from recipe.rewards import verify
 from recipe.rewards.reference_if import registry
 

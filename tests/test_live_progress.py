@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from recipe.pipeline.metrics_reader import stage_scalars
+from recipe.reporting.metrics_reader import stage_scalars
 from recipe.runs import tb_events
 from recipe.runs.layout import RunDir
 from recipe.train.progress import StageTail, progress_line

@@ -14,7 +14,7 @@ import pytest
 
 matplotlib.use("Agg")
 
-from recipe.pipeline import plots  # noqa: E402
+from recipe.reporting import plots  # noqa: E402
 from recipe.runs.layout import RunDir  # noqa: E402
 
 
@@ -130,7 +130,7 @@ def test_contrast_ratio_is_wcag():
 def test_tables_keep_cells_on_one_line_and_wrap_text_columns():
     import pandas as pd
 
-    from recipe.pipeline.tables import readable, score_ci
+    from recipe.reporting.notebook_tables import readable, score_ci
     assert score_ci({"score": 12.5, "ci_low": 3.1, "ci_high": 20.04, "n": 16}) == "12.5 [3, 20]"
     assert score_ci({"score": -1.25, "ci_low": -4.2, "ci_high": 2.0}, signed=True) == "-1.2 [-4, +2]"
     df = pd.DataFrame({"score": ["12.5 [3, 20]"], "meaning": ["a long sentence\nwith a newline"]}, index=["x"])
@@ -164,7 +164,7 @@ def test_eval_samples_split_reasoning_and_keep_newlines(tmp_path):
 
 def test_closing_cells_point_to_the_next_notebook_in_plan_order():
     from recipe.config.schema import STAGE_PLAN
-    from recipe.pipeline.summaries import _shown, next_step
+    from recipe.reporting.phase_summaries import _shown, next_step
     assert "10_sft.ipynb" in next_step("data")
     i = STAGE_PLAN.index("mopd")
     assert "40_mopd.ipynb" in next_step(STAGE_PLAN[i - 1])

@@ -150,7 +150,7 @@ def test_imo_proof_cli_stores_every_grade(shared_dir, tmp_path, judge_server):
 
 
 def test_rows_marked_non_thinking_are_graded_whole():
-    from recipe.eval.olympiad.imo_proof import visible_proof
+    from recipe.eval.olympiad.imo.imo_proof import visible_proof
     from recipe.eval.olympiad.score_cli import as_response
     assert visible_proof(as_response({"response": "A proof.", "thinking": False})) == "A proof."
     assert visible_proof(as_response({"response": "A proof."})) == ""  # thinking mode, no </think>: nothing graded

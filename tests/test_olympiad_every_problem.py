@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from recipe.config import load_config
-from recipe.eval.olympiad.chat import JudgeError
-from recipe.eval.olympiad.imo_answer import AnswerBench, score_answerbench
-from recipe.eval.olympiad.imo_proof import score_proofbench
-from recipe.eval.olympiad.prompts import PromptTemplate
+from recipe.eval.olympiad.completion_client import JudgeError
+from recipe.eval.olympiad.imo.imo_answer import AnswerBench, score_answerbench
+from recipe.eval.olympiad.imo.imo_proof import score_proofbench
+from recipe.eval.olympiad.judge_prompts import PromptTemplate
 
 PROOF_PROMPT = PromptTemplate("P: {problem}\nS: {reference_solution}\nG: {rubric}\nProof: {predicted_answer}", None,
                               "written here", "0")

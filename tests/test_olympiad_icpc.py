@@ -11,8 +11,8 @@ import pytest
 from olympiad_packages import write_kattis_maxpair
 from recipe.eval.olympiad.icpc import (ICPCCandidate, ICPCJudge, KattisPackageError, Run, load_kattis, simulate_contest,
                                        standings)
-from recipe.eval.olympiad.icpc.prompts import statement_prompts
-from recipe.eval.olympiad.icpc.validate import default_validate
+from recipe.eval.olympiad.icpc.icpc_prompts import statement_prompts
+from recipe.eval.olympiad.icpc.output_validator import default_validate
 from recipe.sandbox import probe
 
 SOL = Path(__file__).parent / "fixtures" / "olympiad" / "maxpair_solutions"

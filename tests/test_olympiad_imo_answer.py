@@ -8,10 +8,10 @@ import re
 
 import pytest
 
-from recipe.eval.olympiad.chat import JudgeError
-from recipe.eval.olympiad.imo_answer import (JUDGE_FIELDS, MalformedBenchmark, load_answerbench, parse_judge_verdict,
+from recipe.eval.olympiad.completion_client import JudgeError
+from recipe.eval.olympiad.imo.imo_answer import (JUDGE_FIELDS, MalformedBenchmark, load_answerbench, parse_judge_verdict,
                                              score_answerbench)
-from recipe.eval.olympiad.prompts import load_prompt
+from recipe.eval.olympiad.judge_prompts import load_prompt
 
 
 class RuleJudge:

@@ -9,9 +9,9 @@ import pytest
 
 from recipe.config import load_config
 from recipe.config.olympiad_section import ProofTTSBudget, ProofTTSSection
-from recipe.eval.olympiad.imo_proof import (JUDGE_FIELDS, aggregate, load_proofbench, parse_points, score_proofbench)
-from recipe.eval.olympiad.prompts import load_prompt
-from recipe.eval.olympiad.proof_tts import parse_rating, run_proof_tts
+from recipe.eval.olympiad.imo.imo_proof import (JUDGE_FIELDS, aggregate, load_proofbench, parse_points, score_proofbench)
+from recipe.eval.olympiad.judge_prompts import load_prompt
+from recipe.eval.olympiad.imo.proof_tts import parse_rating, run_proof_tts
 
 
 class ScriptedJudge:
@@ -135,7 +135,7 @@ def test_reduced_budget_and_paper_values():
 
 
 def test_tts_run_stores_every_proof_then_grades_the_finals(bench, tmp_path):
-    from recipe.eval.olympiad.proof_tts import run_proofbench_tts
+    from recipe.eval.olympiad.imo.proof_tts import run_proofbench_tts
     rows, _, prompt = bench
     cfg = ProofTTSSection(generations=2, verifications=1, refine_top=1, analyses_per_refine=1, refined_per_proof=1,
                           max_rounds=1, max_tokens=10)

@@ -10,9 +10,9 @@ import pytest
 
 from olympiad_packages import write_maxpair
 from recipe.eval.olympiad.ioi import IOIJudge, PackageError, UnsupportedTask, extract_cpp, load_task
-from recipe.eval.olympiad.ioi.package import Subtask
-from recipe.eval.olympiad.ioi.report import contest_report, medal_for
-from recipe.eval.olympiad.ioi.scoring import subtask_score, submission_subtask_scores, task_score, worst_status
+from recipe.eval.olympiad.ioi.ioi_package import Subtask
+from recipe.eval.olympiad.ioi.ioi_contest_report import contest_report, medal_for
+from recipe.eval.olympiad.ioi.ioi_scoring import subtask_score, submission_subtask_scores, task_score, worst_status
 from recipe.eval.olympiad.ioi.selection import (Candidate, LegalSelector, SubmissionBudget, SubmissionCapReached,
                                                legal_score,
                                                oracle_score)
@@ -195,7 +195,7 @@ def test_hostile_submission_gets_a_verdict_and_leaves_nothing(maxpair, tmp_path,
     import tempfile
     import time
 
-    from recipe.sandbox import runner
+    from recipe.sandbox import bwrap_runner as runner
     pkg, judge = maxpair
     # the uids of the sessions this test opens; another xdist worker's sandbox runs under uids of the same range
     used_uids: list[int] = []
@@ -254,7 +254,7 @@ def test_legal_selection_caps_and_never_sees_hidden_results(maxpair):
 
 def test_selection_order_ignores_hidden_outcomes():
     """Same public results, different hidden truth → identical order (the selector has no hidden input)."""
-    from recipe.eval.olympiad.ioi.judge import SubmissionResult, TestResult
+    from recipe.eval.olympiad.ioi.ioi_judge import SubmissionResult, TestResult
     sts = [Subtask("00-samples", 0, ("s",)), Subtask("01", 40, ("a",)), Subtask("02", 60, ("b",))]
     cands = [Candidate(f"g{i}", "x" * (10 - i), "01" if i % 2 else "02") for i in range(6)]
     public = {c.name: SubmissionResult(c.name, True, {"s": TestResult("OK", 1.0, 0.0)}, scope="public") for c in cands}

@@ -42,7 +42,7 @@ def runs_dir(tmp_path, monkeypatch):
 @pytest.fixture(scope="module")
 def nb_run(tmp_path_factory):
     """The reduced cascade through every notebook (papermill), run once for this file, with what it printed."""
-    from recipe.pipeline.runner import run_pipeline
+    from recipe.pipeline.cascade_runner import run_pipeline
     printed = io.StringIO()
     with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(printed):
         mp.setenv("RECIPE_RUNS_DIR", str(tmp_path_factory.mktemp("nb") / "runs"))
@@ -87,7 +87,7 @@ def test_all_notebooks_run_through_papermill(nb_run):
     picks = teachers["mopd"]["teachers"]
     assert picks["math"]["stage"] == "sft" and picks["chat"]["stage"] == "rlhf_branch"
     assert len({picks[d]["checkpoint"] for d in ("instruction_following", "mcqa", "tool_call")}) == 1
-    from recipe.pipeline.report import report_data
+    from recipe.reporting.run_report import report_data
     data = report_data(run)
     assert set(data["stages"]) == set(LOCAL) and set(data) == {"stages", "deltas", "teachers", "claims"}
     for stage, doms in data["stages"].items():
@@ -98,13 +98,13 @@ def test_all_notebooks_run_through_papermill(nb_run):
         "if_rl": "sft", "multi_domain_rl": "if_rl", "rlhf_branch": "sft", "mopd": "multi_domain_rl", "rlhf": "mopd",
         "long_context_rl": "rlhf", "code_rl": "long_context_rl", "swe_rl": "code_rl"}
     # the CLI printed the deltas and README's claims computed in the kernel (runner._report_data_in): the same as
-    # computed here, the claims by the code that pools README's table (recipe.pipeline.evidence)
+    # computed here, the claims by the code that pools README's table (recipe.reporting.evidence)
     flat = " ".join(printed.split())
     for stage, dl in data["deltas"].items():
         line = f"{stage} vs {dl['input']} (paired bootstrap 95% CI, points): " + ", ".join(
             f"{d} {e['score']:+.1f} [{e['ci_low']:+.1f}, {e['ci_high']:+.1f}]" for d, e in dl.items() if d != "input")
         assert " ".join(line.split()) in flat, line
-    from recipe.pipeline.evidence import claim_line, evidence_rows
+    from recipe.reporting.evidence import claim_line, evidence_rows
     assert data["claims"] == evidence_rows([run])
     for row in data["claims"]:
         assert " ".join(claim_line(row).split()) in flat, claim_line(row)
@@ -145,7 +145,7 @@ def test_done_stages_are_skipped_and_changed_inputs_rerun(runs_dir):
 def test_until_leaves_later_stages_not_run_through_the_report_notebook(runs_dir):
     """`recipe run --until sft` runs data, SFT and the report; the report notebook (which, opened on its own, runs
     missing stages) must not run the rest of the cascade."""
-    from recipe.pipeline.runner import run_pipeline
+    from recipe.pipeline.cascade_runner import run_pipeline
     run = run_pipeline(profile="tiny", run_id="until", overrides=[*FAST, "sft.steps=2",
                                                                    "benchmarks.eval_phase.enabled=false"],
                        until="sft", via_notebooks=True)
@@ -156,7 +156,7 @@ def test_until_leaves_later_stages_not_run_through_the_report_notebook(runs_dir)
 
 def test_same_seed_gives_identical_metrics_in_process_and_through_the_notebooks(nb_run, runs_dir):
     """The same seed gives the same run, whether the stages run in this process or in papermill's kernels."""
-    from recipe.pipeline.runner import run_pipeline
+    from recipe.pipeline.cascade_runner import run_pipeline
     a = nb_run[0]
     b = run_pipeline(profile="tiny", run_id="det", overrides=FAST, via_notebooks=False)
     for s in LOCAL:
@@ -221,7 +221,7 @@ def test_notebooks_are_committed_without_outputs(project_root):
 
 
 def test_stage_plan_notebook_mapping():
-    from recipe.pipeline.runner import notebook_for
+    from recipe.pipeline.cascade_runner import notebook_for
     for s in STAGE_PLAN:
         assert notebook_for(s).exists(), s
 
@@ -263,7 +263,7 @@ def test_papermill_parameters_override_config_values(runs_dir, project_root):
 def test_capacity_study_reads_a_finished_run(nb_run):
     """The capacity study's per-size numbers, on one finished run: every domain's forgetting index (best stage -
     final, never negative: the final checkpoint is a candidate for best), SFT's scores as validation.json has them."""
-    from recipe.pipeline.capacity import study_rows
+    from recipe.reporting.capacity import study_rows
     run = nb_run[0]
     study = study_rows({"w64": [run]}, {"w64": [1.0]})["w64"]
     assert study["runs"] == ["nb"] and study["parameters"] > 100_000 and study["wall_s"] == [1.0]

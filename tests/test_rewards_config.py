@@ -6,7 +6,7 @@ from pydantic import ValidationError
 
 from recipe.config.verify_section import JudgeSection, SandboxSection, VerifySection
 from recipe.rewards import verify_batch
-from recipe.rewards.judge import DeterministicRubricJudge, OpenAIPairwiseJudge, judge_from_section
+from recipe.rewards.pairwise_judges import DeterministicRubricJudge, OpenAIPairwiseJudge, judge_from_section
 
 
 @pytest.mark.parametrize("profile", ["tiny", "paper"])

@@ -8,7 +8,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 import pytest
 
 from recipe.rewards import UnknownVerifierError, verify, verify_batch
-from recipe.rewards.judge import DeterministicRubricJudge, OpenAIPairwiseJudge, RubricJudge, judge_both_orders, make_judge, parse_judgement
+from recipe.rewards.pairwise_judges import DeterministicRubricJudge, OpenAIPairwiseJudge, RubricJudge, judge_both_orders, make_judge, parse_judgement
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -1,4 +1,4 @@
-"""recipe.runs.hashing remembers the digests of large files it has read, by their stat identity, and reads a file
+"""recipe.runs.content_hashes remembers the digests of large files it has read, by their stat identity, and reads a file
 again whenever it was rewritten (in place or replaced) or changed too recently for its timestamps to tell."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from recipe.runs import hashing
+from recipe.runs import content_hashes as hashing
 
 MB2 = 2 << 20
 

@@ -28,7 +28,7 @@ def test_limits_validate():
 
 
 def test_refuses_without_isolation_unless_told(monkeypatch):
-    from recipe.sandbox import runner
+    from recipe.sandbox import bwrap_runner as runner
 
     monkeypatch.setattr(runner, "probe", lambda: {"available": False, "why": "bubblewrap (bwrap) is not installed"})
     with pytest.raises(SandboxUnavailable, match="unsafe_no_isolation"):
@@ -38,7 +38,7 @@ def test_refuses_without_isolation_unless_told(monkeypatch):
 
 
 def test_code_verifier_raises_instead_of_silent_zero_without_sandbox(monkeypatch):
-    from recipe.sandbox import runner
+    from recipe.sandbox import bwrap_runner as runner
 
     monkeypatch.setattr(runner, "probe", lambda: {"available": False, "why": "no bwrap"})
     rec = {"verifier": {"name": "code", "tests": [{"input": "", "output": "1"}]}}

@@ -19,7 +19,7 @@ import pytest
 
 from recipe.sandbox import Limits, Session, probe
 from recipe.sandbox.cpp import compile_cpp
-from recipe.sandbox.runner import _uid_processes
+from recipe.sandbox.bwrap_runner import _uid_processes
 
 pytestmark = pytest.mark.skipif(not probe().get("available"), reason=f"no bubblewrap isolation: {probe().get('why')}")
 needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not installed")

@@ -137,7 +137,7 @@ def test_report_data_comes_from_the_kernel_or_falls_back_to_none():
     unexpected leaves them to the CLI (None) instead of failing a finished run."""
     from types import SimpleNamespace
 
-    from recipe.pipeline.runner import _DATA_MARK, _report_data_in as _report_deltas
+    from recipe.pipeline.cascade_runner import _DATA_MARK, _report_data_in as _report_deltas
 
     run = SimpleNamespace(run_id="r")
     ok = SimpleNamespace(run_code=lambda code: f"noise\n{_DATA_MARK}" + '{"deltas": {"if_rl": {"input": "sft"}}}\n')

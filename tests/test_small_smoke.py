@@ -15,7 +15,7 @@ import pytest
 
 from _smollm2 import smollm2_folder
 from recipe.config.schema import STAGE_PLAN
-from recipe.pipeline.stage_costs import stage_cost_rows
+from recipe.reporting.stage_costs import stage_cost_rows
 
 pytestmark = [pytest.mark.slow, pytest.mark.starts_first(rank=0)]  # the longest file
 # the override set's 2 threads; 1 under make test, whose two workers share the two cores (tests/conftest.py)
@@ -40,7 +40,7 @@ def smoke(tmp_path_factory):
             old = os.environ.get("RECIPE_RUNS_DIR")
             os.environ["RECIPE_RUNS_DIR"] = str(runs)
             try:
-                from recipe.pipeline.runner import run_pipeline
+                from recipe.pipeline.cascade_runner import run_pipeline
                 run_pipeline("small", run_id="smoke", overrides=["@small-smoke", f"model.name={folder}",
                                                                   f"run.torch_threads={THREADS}"],
                              via_notebooks=False)

@@ -8,7 +8,7 @@ import pytest
 
 from recipe.config import load_config
 from recipe.config.schema import STAGE_PLAN
-from recipe.pipeline.stage_docs import config_values, explain, rl_stage_menu
+from recipe.reporting.stage_docs import config_values, explain, rl_stage_menu
 
 
 @pytest.mark.parametrize("phase", ["data", *STAGE_PLAN, "report"])

@@ -12,7 +12,7 @@ from transformers import LlamaConfig, LlamaForCausalLM
 from recipe.model.chat_render import apply_template
 from recipe.model.decode.checked_loop import decode_checked
 from recipe.model.decode.llama_static import StaticLlamaDecode, batch_bucket, length_bucket
-from recipe.model.decode.sampling import DeviceSampler, sample_inverse_cdf, top_p_filter
+from recipe.model.decode.token_sampling import DeviceSampler, sample_inverse_cdf, top_p_filter
 from recipe.model.tokenizer import train_tokenizer
 from recipe.train.rollout import generate, prefill_in_buckets
 

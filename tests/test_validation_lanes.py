@@ -13,7 +13,7 @@ def setup():
 
 
 def _validate(setup, lanes: int, domains=None, seed: int = 5):
-    from recipe.validation.validate import validate_samples
+    from recipe.validation.domain_validation import validate_samples
 
     cfg, splits, model, tok, ecfg = setup
     torch.manual_seed(1234)  # a state that a missing restore would leave behind
@@ -44,7 +44,7 @@ def test_a_failing_domain_names_itself_and_the_lanes_recover(setup):
     cfg, splits, model, tok, ecfg = setup
     broken = dict(splits)
     broken["math"] = {"val": [dict(r, verifier={"name": "no_such_verifier"}) for r in splits["math"]["val"]]}
-    from recipe.validation.validate import validate_samples
+    from recipe.validation.domain_validation import validate_samples
 
     with pytest.raises(RuntimeError, match="validation of math failed in a lane worker") as e:
         validate_samples(model, tok, broken, ["mcqa", "math"], ecfg.model_copy(update={"lanes": 2}), split="val")
@@ -55,7 +55,7 @@ def test_a_failing_domain_names_itself_and_the_lanes_recover(setup):
 
 def test_a_missing_split_is_refused_before_any_lane_starts(setup):
     cfg, splits, model, tok, ecfg = setup
-    from recipe.validation.validate import validate_samples
+    from recipe.validation.domain_validation import validate_samples
 
     with pytest.raises(KeyError, match="no 'report' split"):
         validate_samples(model, tok, splits, ["math", "mcqa"], ecfg.model_copy(update={"lanes": 2}), split="report")
@@ -81,7 +81,7 @@ lanes.prestart_lanes(2, fork=True)          # as recipe run's kernel: before any
 procs = [lane.proc for lane in lanes._LANES]
 assert all(isinstance(p, lanes._ForkedWorker) for p in procs), procs
 from hub_server.tiny import tiny_validation_setup
-from recipe.validation.validate import validate_samples
+from recipe.validation.domain_validation import validate_samples
 cfg, splits, model, tok, ecfg = tiny_validation_setup(n=3)
 torch.set_num_threads(1)
 laned = validate_samples(model, tok, splits, cfg.domains.names, ecfg.model_copy(update={"lanes": 2}), split="val", seed=5)

@@ -50,7 +50,7 @@ def test_sampled_rows_in_one_batch_keep_the_layout_and_repeat_under_the_seed(set
 
 
 def test_validate_samples_takes_the_one_batch_path_on_cuda_only(setup, monkeypatch):
-    from recipe.validation import validate
+    from recipe.validation import domain_validation as validate
 
     cfg, splits, model, tok, ecfg = setup
     seen = []

@@ -10,7 +10,7 @@ from recipe.config import load_config
 from recipe.domains import build_tiny_splits, tokenizer_corpus
 from recipe.model import build_tiny, save_checkpoint
 from recipe.pipeline import stage_runner
-from recipe.runs.hashing import sha256_dir
+from recipe.runs.content_hashes import sha256_dir
 from recipe.validation.samples import write_samples
 
 

@@ -24,9 +24,9 @@ def _fail(msg: str) -> None:
 
 def _render(profile: Optional[str], stage: str, run_id: str, out: Optional[Path], allow_unpinned: bool,
             allow_dirty: bool, set_: list[str], input_model: Optional[str] = None, defer_teachers: bool = False):
-    from recipe.cluster import notebook_api
+    from recipe.cluster import cluster_notebook_api
 
-    return notebook_api.render_stage(run_id, stage, allow_unpinned=allow_unpinned, allow_dirty=allow_dirty,
+    return cluster_notebook_api.render_stage(run_id, stage, allow_unpinned=allow_unpinned, allow_dirty=allow_dirty,
                                      profile=profile, overrides=tuple(set_), out=out, input_model=input_model,
                                      defer_teachers=defer_teachers)
 
@@ -85,7 +85,7 @@ def render(
 ) -> None:
     """Write the NeMo-RL YAML, launch.sh (sbatch around ray.sub), convert.sh and provenance. Submits nothing.
     With --stage all, MOPD's teachers are links the chain's teacher-selection job fills (as `submit --stage all`)."""
-    from recipe.cluster import notebook_api
+    from recipe.cluster import cluster_notebook_api
     from recipe.config import STAGE_PLAN, ConfigError
 
     stages = list(STAGE_PLAN) if stage == "all" else [stage]
@@ -98,15 +98,15 @@ def render(
             for f in res.files:
                 console.print(f"wrote {f}")
             if diff:
-                console.print(notebook_api.config_diff(res), markup=False)
+                console.print(cluster_notebook_api.config_diff(res), markup=False)
             if explain:
                 from recipe.cluster.explain import explain as explain_text
                 from recipe.runs.layout import RunDir
 
-                typer.echo(explain_text(notebook_api.load_run_config(RunDir.for_id(run_id), profile, tuple(set_)), res))
+                typer.echo(explain_text(cluster_notebook_api.load_run_config(RunDir.for_id(run_id), profile, tuple(set_)), res))
             if check:
                 from recipe.cluster.release import ReleaseTree
-                from recipe.cluster.validate import check_render
+                from recipe.cluster.config_checks import check_render
 
                 tree = ReleaseTree.find()
                 if tree is None:
@@ -145,13 +145,13 @@ def submit(
     """Render the stage, then submit its launch script(s) only with --submit. ``--stage all`` (or --from/--until)
     submits the cascade as one afterok chain with teacher selection as its own job before MOPD; stages already done
     are skipped (resume after the last finished stage)."""
-    from recipe.cluster import notebook_api
+    from recipe.cluster import cluster_notebook_api
     from recipe.config import ConfigError
 
     try:
         if stage == "all" or from_stage or until:
             from recipe.cluster.chain import chain_stages, submit_chain
-            from recipe.cluster.notebook_api import load_run_config
+            from recipe.cluster.cluster_notebook_api import load_run_config
             from recipe.runs.layout import RunDir
 
             if stage != "all":
@@ -176,7 +176,7 @@ def submit(
                               + (f" (after {j['dependency']})" if j["dependency"] else ""))
             return
         res = _render(profile, stage, run_id, None, allow_unpinned, allow_dirty, set_, input_model)
-        cmds = notebook_api.submit(res, submit=do_submit)
+        cmds = cluster_notebook_api.submit(res, submit=do_submit)
         for c in cmds:
             console.print(("submitted: " if do_submit else "dry run (add --submit): ") + c)
     except typer.Exit:   # click's Exit is a RuntimeError: keep the dry run's own exit status
@@ -236,7 +236,7 @@ def select_teachers_cmd(
     MOPD's routing slots and point <mopd>/teachers/<slot> at the chosen checkpoints."""
     from recipe.cluster.chain import select_teachers
     from recipe.config import ConfigError
-    from recipe.cluster.notebook_api import load_run_config
+    from recipe.cluster.cluster_notebook_api import load_run_config
     from recipe.runs.layout import RunDir
 
     try:

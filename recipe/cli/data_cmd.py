@@ -41,7 +41,7 @@ def curate(
     """Normalize, quarantine, decontaminate, deduplicate, split and write INPUTs to OUT."""
     from recipe.config import load_config
     from recipe.data.curate import curate as run_curate
-    from recipe.data.report import report_table
+    from recipe.data.curation_report_views import report_table
     from recipe.eval.decontam_items import eval_set
 
     try:
@@ -77,7 +77,7 @@ def card(
     profile: str = typer.Option("paper", "--profile", help="Profile whose pinned revisions go into --released cards."),
 ) -> None:
     """Write a Hugging Face dataset card from a curation report, or the cards of the released datasets."""
-    from recipe.data.cards import write_curated_card, write_released_cards
+    from recipe.data.dataset_cards import write_curated_card, write_released_cards
     from recipe.data.curate import CurationReport
 
     if released:

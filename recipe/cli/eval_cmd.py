@@ -30,7 +30,7 @@ def _fail(msg: str) -> None:
 @contextlib.contextmanager
 def _user_errors():
     from recipe.eval.sources import SourceUnavailable
-    from recipe.eval.benchmarks.registry import UnknownSuiteError
+    from recipe.eval.benchmarks.suite_registry import UnknownSuiteError
     from recipe.eval.backends.openai_client import EndpointUnavailable
     from recipe.rewards.nltk_data import NltkDataMissing
     try:
@@ -81,7 +81,7 @@ def eval_(
     if not suite:
         _fail("give at least one --suite (see `recipe eval suites`)")
     from recipe.eval.api import evaluate, parse_serving
-    from recipe.eval.report.tables import format_results_table
+    from recipe.eval.report.results_tables import format_results_table
     with _user_errors():
         if out is None:
             if run_id and stage:
@@ -185,7 +185,7 @@ def suites() -> None:
     """List every suite `recipe eval --suite` accepts with its protocol defaults, then the olympiad suites that
     `recipe eval score --suite` scores."""
     from recipe.config import load_config
-    from recipe.eval.benchmarks.registry import get_suite, suite_names
+    from recipe.eval.benchmarks.suite_registry import get_suite, suite_names
     from recipe.eval.olympiad.score_cli import SUITES as OLYMPIAD
     for domain in load_config("tiny").domains.names:  # tiny_<domain> suites are made on first use: all of them
         get_suite(f"tiny_{domain}")
@@ -205,7 +205,7 @@ def report(
     profile: str = typer.Option("paper", help="Profile holding the paper's values (benchmarks.suites.*.paper)."),
 ) -> None:
     """Print ours vs the paper's Table 1 for every benchmark, with both settings; flags differing settings."""
-    from recipe.eval.report.tables import collect_results, paper_comparison, print_comparison
+    from recipe.eval.report.results_tables import collect_results, paper_comparison, print_comparison
     with _user_errors():
         rows = paper_comparison(collect_results(results), profile)
     print_comparison(rows, Console())  # a fresh console reads the terminal width (COLUMNS) now, not at import

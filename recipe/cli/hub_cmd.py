@@ -29,7 +29,7 @@ def _fail(msg: str, code: int = 2) -> None:
 @contextlib.contextmanager
 def _hub_errors():
     """Hub failures -> message and exit code 3 when the Hub is unreachable, 2 for every other Hub error."""
-    from recipe.hub.errors import HubError, HubUnreachableError
+    from recipe.hub.hub_errors import HubError, HubUnreachableError
     try:
         yield
     except HubUnreachableError as e:

@@ -44,7 +44,7 @@ def import_(
     if from_hub:
         if gguf is not None:
             _fail("give either --gguf or --from-hub, not both")
-        from recipe.hub.errors import HubError, HubUnreachableError
+        from recipe.hub.hub_errors import HubError, HubUnreachableError
         from recipe.model.hub_import import SMOLLM2_REPO, SMOLLM2_REVISION, import_from_hub
         if revision is None and from_hub != SMOLLM2_REPO:
             _fail(f"--from-hub {from_hub} needs --revision <commit> (a pin is known only for {SMOLLM2_REPO})")

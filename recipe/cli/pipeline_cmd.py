@@ -49,7 +49,7 @@ def register(app: typer.Typer) -> None:
         overrides: List[str] = typer.Argument(None, help="More key=value overrides."),
     ) -> None:
         """Run the cascade end to end through the notebooks (papermill), then print the final table."""
-        from recipe.pipeline.runner import run_pipeline
+        from recipe.pipeline.cascade_runner import run_pipeline
         with _user_errors():
             run_pipeline(profile=profile, run_id=run_id, overrides=with_benchmarks([*set_, *(overrides or [])],
                                                                          benchmarks),
@@ -68,7 +68,7 @@ def register(app: typer.Typer) -> None:
                                    "inputs (its checkpoint is replaced)."),
     ) -> None:
         """Run one stage of a run in-process (what the stage notebook calls); missing data is generated first."""
-        from recipe.pipeline.runner import run_stage_in_process
+        from recipe.pipeline.cascade_runner import run_stage_in_process
         with _user_errors():
             manifest = run_stage_in_process(name, run_id=run_id, profile=profile, overrides=set_, reconfigure=True,
                                             force=force)
@@ -87,13 +87,13 @@ def register(app: typer.Typer) -> None:
                                        "row per checkpoint).")) -> None:
         """Print the checkpoint x domain table, each stage's paired-bootstrap delta over its input with its 95% CI, and
         the chosen teachers of a run (--ci: every score's CI and n too)."""
-        from recipe.pipeline.report import print_report, report_data
+        from recipe.reporting.run_report import print_report, report_data
         from recipe.runs import RunDir
         with _user_errors():
             run = RunDir.for_id(run_id)
             run.read_run_json()  # a clear error for a run that does not exist
             if costs:
-                from recipe.pipeline.stage_costs import print_stage_costs, stage_cost_rows
+                from recipe.reporting.stage_costs import print_stage_costs, stage_cost_rows
                 if as_json:
                     import json
                     typer.echo(json.dumps(stage_cost_rows(run), indent=2))
@@ -106,7 +106,7 @@ def register(app: typer.Typer) -> None:
                 data = report_data(run)
                 print_report(run, data=data)
                 if ci:
-                    from recipe.pipeline.report_intervals import print_score_intervals
+                    from recipe.reporting.report_intervals import print_score_intervals
                     print_score_intervals(data, run.run_id, console=console)
 
     @app.command("compare-to-start")

@@ -14,7 +14,7 @@ Modules, one job each:
 * ``render``       render one stage (or the cascade) into the run layout
 * ``status``       NeMo-RL checkpoint dir + logs -> manifest.json / metrics.jsonl / validation.json
 * ``validate``     checks of rendered configs against a release tree (used by tests and ``render --check``)
-* ``notebook_api`` render / diff / submit / monitor for notebooks with ``backend="cluster"``
+* ``cluster_notebook_api`` render / diff / submit / monitor for notebooks with ``backend="cluster"``
 
 Nothing here needs a GPU: rendering, validation and status run anywhere; launching needs Slurm + pyxis.
 """

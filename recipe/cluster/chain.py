@@ -139,13 +139,13 @@ def plan_chain(cfg, run: RunDir, *, from_stage: Optional[str] = None, until: Opt
     lines in submission order with their dependencies (job ids as ``$JOB_<job>`` shell variables).
 
     Validation: with a NeMo-RL release tree (``tree``; ``ReleaseTree.find()``) every check of
-    ``recipe.cluster.validate.check_file`` (keys, inheritance, v0.7.0 config-class types, Gym parser rules); without
+    ``recipe.cluster.config_checks.check_file`` (keys, inheritance, v0.7.0 config-class types, Gym parser rules); without
     one only the Gym parser rules and NeMo-Gym needs (``gym_problems``) run, and the job says so in ``checked``."""
     from recipe.cluster import provenance
     from recipe.cluster.nrl_yaml import load_yaml
     from recipe.cluster.render import render_stage, require_slurm_target
     from recipe.cluster.sbatch import convert_line, segment_line
-    from recipe.cluster.validate import check_file, gym_problems, release_keys, release_types
+    from recipe.cluster.config_checks import check_file, gym_problems, release_keys, release_types
 
     require_slurm_target(cfg.cluster)
     project_root = project_root or provenance.PROJECT_ROOT

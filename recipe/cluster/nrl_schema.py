@@ -1,4 +1,4 @@
-"""Types of NeMo-RL v0.7.0's config classes, written down as data for the validator (``recipe.cluster.validate``).
+"""Types of NeMo-RL v0.7.0's config classes, written down as data for the validator (``recipe.cluster.config_checks``).
 
 NeMo-RL validates a loaded config against its ``MasterConfig`` (TypedDicts, and pydantic models for a few
 sections). NeMo-RL cannot be installed here, so the types of the keys this project renders are transcribed from

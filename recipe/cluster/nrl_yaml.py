@@ -13,7 +13,7 @@ Covered: OmegaConf's YAML float rule (``1e-5`` is a float, PyYAML alone reads a 
 absolute and relative (``${..x}``) references, nested resolvers, string interpolation
 (``"tb-${a.b}"``), ``defaults:`` chains, top-level ``_override_``. Not covered: OmegaConf struct-mode errors
 on command-line overrides, custom resolvers added after v0.7.0 (e.g. ``add``: loading such a file raises, as the
-v0.7.0 loader would). ``???`` values load as the string; ``recipe.cluster.validate`` refuses them.
+v0.7.0 loader would). ``???`` values load as the string; ``recipe.cluster.config_checks`` refuses them.
 """
 from __future__ import annotations
 

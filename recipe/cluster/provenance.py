@@ -15,7 +15,7 @@ import subprocess
 from pathlib import Path
 from typing import Any, Optional
 
-from recipe.runs.hashing import sha256_file
+from recipe.runs.content_hashes import sha256_file
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 

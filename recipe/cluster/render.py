@@ -24,7 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Optional
 
-from recipe.cluster import gym, keymap, provenance, sbatch, validate
+from recipe.cluster import config_checks, gym, keymap, provenance, sbatch
 from recipe.cluster.lock import read_lock, require_pinned
 from recipe.cluster.nrl_yaml import dump_yaml
 from recipe.cluster.release import BASE_CONFIGS, CONTAINER_SOURCE_DIR, ENTRY_POINTS, RELEASE_TAG, stage_kind
@@ -208,10 +208,10 @@ def render_stage(cfg, run: RunDir, stage: str, *, out: Optional[Path] = None, al
         if kind == "sft":
             # sft.yaml's own chat_template is a SQuAD prompt; NeMo-RL loads a *.jinja path from file, so the
             # Nemotron-Cascade 2 template is written beside the YAML and referenced: at paper scale the released
-            # tokenizer's own (recipe.cluster.chat_template), in the tiny profile recipe.model.chat_template.
+            # tokenizer's own (recipe.cluster.released_chat_template), in the tiny profile recipe.model.chat_template.
             # RL stages inherit it from the converted checkpoint's tokenizer.
             if cl.chat_template == "released":   # paper scale: the released tokenizer's template (pinned download)
-                from recipe.cluster.chat_template import released_template
+                from recipe.cluster.released_chat_template import released_template
 
                 template_text, template_prov = released_template(cfg, project_root)
             else:
@@ -285,7 +285,7 @@ def render_stage(cfg, run: RunDir, stage: str, *, out: Optional[Path] = None, al
                 * res.teachers.nodes_per_teacher
             nested["cluster"]["num_nodes"] = flat["cluster.num_nodes"] = res.nodes + n_teacher_nodes
         total_nodes = res.nodes + n_teacher_nodes + n_judge_nodes
-        shape = validate.shape_problems(flat, res, policy_nodes=res.nodes - (res.generation_nodes or 0))
+        shape = config_checks.shape_problems(flat, res, policy_nodes=res.nodes - (res.generation_nodes or 0))
         if shape:
             raise ValueError(f"cluster.stages.{res_key}: " + "; ".join(shape))
         base = BASE_CONFIGS[kind]  # type: ignore[index]

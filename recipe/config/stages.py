@@ -76,7 +76,7 @@ class RLStageConfig(OptimizerMixin):
         ..., gt=0, description="Optimizer steps; null = not reported, run to a validation plateau (cluster only).")
     max_turns: Optional[int] = Field(None, gt=0, description="Agentic stages: most environment turns per rollout.")
     rollout: Literal["single_turn", "agentic"] = Field(
-        "single_turn", description="agentic: multi-turn tool loop in the sandbox (recipe.train.agentic), one "
+        "single_turn", description="agentic: multi-turn tool loop in the sandbox (recipe.train.agentic_rollouts), one "
         "episode per rollout, execution-based reward.")
     turn_time_limit_s: float = Field(2.0, gt=0, description="Agentic stages: sandbox CPU-time limit of one action.")
     hard_prompt_filter_samples: Optional[int] = Field(

@@ -2,7 +2,7 @@
 
 Consumed by ``recipe.rewards`` (``verify_batch(..., workers=cfg.verify.workers, ray_address=cfg.verify.ray_address)``),
 ``recipe.sandbox`` (``cfg.verify.sandbox.limits()``) and the RLHF stage's judge
-(``recipe.rewards.judge.judge_from_section(cfg.verify.judge)``).
+(``recipe.rewards.pairwise_judges.judge_from_section(cfg.verify.judge)``).
 Paper values live in ``profiles/paper/verify.yaml`` with their sources; tiny values in ``profiles/tiny``.
 """
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Execution backends for curation: in-process (tiny profile) and Ray Data (paper profile).
 
-Both run the same row logic (:func:`recipe.data.rows.process_batch`) over the same lines (read by
+Both run the same row logic (:func:`recipe.data.row_curation.process_batch`) over the same lines (read by
 :func:`recipe.data.loaders.iter_lines`) and yield outputs in input order (sources in the order given,
 lines in file order), so the stateful steps that follow (dedup, split, pools) give identical results.
 The Ray backend makes one Ray Data task per input file (``map_batches`` with a generator UDF that streams
@@ -17,7 +17,7 @@ import numpy as np
 
 from recipe.data.dedup import SIG_DTYPE
 from recipe.data.loaders import Source, iter_lines
-from recipe.data.rows import RowContext, process_batch
+from recipe.data.row_curation import RowContext, process_batch
 
 
 def iter_items(sources: list[Source], counters: dict) -> Iterator[dict]:

@@ -13,7 +13,7 @@ Outputs in ``out_dir``::
     pools/<stage>.jsonl                per-stage prompt pools as NeMo-Gym rows
     dropped.jsonl, quarantine.jsonl    one line per dropped / quarantined row with id and reason
     report.json                        counts (see CurationReport) - written last
-    README.md                          the dataset card generated from the report (recipe.data.cards)
+    README.md                          the dataset card generated from the report (recipe.data.dataset_cards)
 
 The evaluation set is an :class:`~recipe.data.decontam.EvalSet`: the benchmarks of ``data.decontam.benchmarks``
 read through their evaluation suites (``recipe.eval.decontam_items.eval_set``, which ``recipe data curate``
@@ -24,7 +24,7 @@ The split hashes the prompt (:func:`recipe.data.text.prompt_key`: the user turns
 rows with one prompt land on the same side; ``held_out_prompt_overlap`` (prompts in both train and validation)
 is counted and must be 0.
 
-``backend="inprocess"`` (tiny) or ``"ray"`` (paper, Ray Data) run the same row logic (recipe.data.rows).
+``backend="inprocess"`` (tiny) or ``"ray"`` (paper, Ray Data) run the same row logic (recipe.data.row_curation).
 """
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ from recipe.data.formats import to_chat, to_nemo_gym
 from recipe.data.loaders import resolve_inputs
 from recipe.data.mixture import build_pool, split_of
 from recipe.data.record import is_prompt_only
-from recipe.data.rows import RowContext
+from recipe.data.row_curation import RowContext
 
 DROP_REASONS = ("contaminated", "exact_duplicate", "near_duplicate")
 
@@ -282,6 +282,6 @@ def curate(inputs: Iterable[str | Path], out_dir: str | Path, *, fmt: str = "aut
     tmp = out / "report.json.tmp"
     tmp.write_text(json.dumps(rep.to_dict(), indent=2, ensure_ascii=False))
     os.replace(tmp, out / "report.json")
-    from recipe.data.cards import write_curated_card
+    from recipe.data.dataset_cards import write_curated_card
     write_curated_card(rep, out / "README.md", name=out.name)
     return rep

@@ -15,7 +15,7 @@ import random
 from recipe.config.schema import TinyDomainSpec
 from recipe.domains import (chat_domain, code_domain, if_domain, if_registry_domain, long_context_domain, math_domain,
                             mcqa_domain, swe_domain, tool_call_domain)
-from recipe.domains.base import Example
+from recipe.domains.example import Example
 from recipe.domains.held_out import normalised_prompt
 from recipe.model.chat_render import render_chat
 from recipe.seeding import derive_seed

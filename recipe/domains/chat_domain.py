@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 
 from recipe.config.schema import TinyDomainSpec
-from recipe.domains.base import Example
+from recipe.domains.example import Example
 from recipe.rewards.chat_rubric import FILLER
 
 ADJECTIVES = ("big", "small", "red", "fast", "old", "new", "warm", "calm")

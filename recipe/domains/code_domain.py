@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 
 from recipe.config.schema import TinyDomainSpec
-from recipe.domains.base import Example
+from recipe.domains.example import Example
 
 # family -> (specification, body, argument name, input kind)
 FAMILIES = {

@@ -7,10 +7,10 @@ import time
 from pathlib import Path
 
 from recipe.config.schema import RecipeConfig
-from recipe.data.cards import tiny_domains_card
+from recipe.data.dataset_cards import tiny_domains_card
 from recipe.domains import build_tiny_splits, if_decontam
 from recipe.domains.held_out import SPLIT_RULE, check_held_out
-from recipe.runs.hashing import sha256_file, sha256_obj
+from recipe.runs.content_hashes import sha256_file, sha256_obj
 from recipe.runs.layout import DATA_PHASE, RunDir, file_stamp, write_text_atomic
 
 SPLITS = ("train", "val", "select")  # val = the report split, select = the teacher-selection split

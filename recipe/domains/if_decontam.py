@@ -119,7 +119,7 @@ def card_section(cfg, splits: dict[str, dict[str, list[dict]]]) -> str:
 def small_card(cfg) -> str:
     """The whole card a profile's data phase writes when it uses the generator (committed for the small profile:
     data_cards/small_domains)."""
-    from recipe.data.cards import tiny_domains_card
+    from recipe.data.dataset_cards import tiny_domains_card
     from recipe.domains import build_tiny_splits
     splits = build_tiny_splits(cfg.domains.tiny, cfg.domains.names, cfg.run.seed)  # as the data phase
     return tiny_domains_card(splits, cfg.data.decontam.ngram, cfg.run.seed) + card_section(cfg, splits)

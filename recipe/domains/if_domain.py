@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 
 from recipe.config.schema import TinyDomainSpec
-from recipe.domains.base import Example
+from recipe.domains.example import Example
 
 EXTRAS = ("none", "quote", "end", "title")
 

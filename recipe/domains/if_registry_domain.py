@@ -26,7 +26,7 @@ import random
 import sys
 
 from recipe.config.schema import TinyDomainSpec
-from recipe.domains.base import Example
+from recipe.domains.example import Example
 from recipe.domains.if_requests import BULLETS, PLACEHOLDERS, SENTENCES, TEMPLATES, TOPICS
 from recipe.rewards.instruction_following import check_instructions
 from recipe.rewards.reference_if import IFEVAL_REGISTRY, global_random, registry

@@ -16,7 +16,7 @@ from __future__ import annotations
 import random
 
 from recipe.config.schema import TinyDomainSpec
-from recipe.domains.base import Example
+from recipe.domains.example import Example
 
 NAMES = ("ana", "ben", "cleo", "dan", "eva", "finn", "gus", "hana", "ivo", "jon", "kim", "lea", "max", "nia",
          "otto", "pia", "rex", "sam", "tess", "uma")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 from recipe.config.schema import TinyDomainSpec
-from recipe.domains.base import Example
+from recipe.domains.example import Example
 
 
 def generate(rng: random.Random, spec: TinyDomainSpec) -> Example:

@@ -5,7 +5,7 @@ after the response's edit is applied to a copy (verifier ``swe_patch``; strict b
 - ``swe`` records are *agentless* prompts (RECIPE.md §4.1 row 7a): the issue plus the relevant file (the golden
   localisation); the answer is a SEARCH/REPLACE block (or a unified diff) that undoes the bug.
 - ``swe_agentic`` records (row 7b) hold the same repositories for the multi-turn tool loop of
-  ``recipe.train.agentic``: the prompt is the issue only (files are listed, read, edited and tested through tool
+  ``recipe.train.agentic_rollouts``: the prompt is the issue only (files are listed, read, edited and tested through tool
   calls, non-thinking mode). For SFT, an ``swe_agentic`` record is one step of the reference trajectory (the
   conversation so far -> the next tool call; ``verifier.step`` = its index); the agentic RL stage and validation
   start every episode at step 0 from ``verifier`` (files, tests, issue).
@@ -16,7 +16,7 @@ from __future__ import annotations
 import random
 
 from recipe.config.schema import TinyDomainSpec
-from recipe.domains.base import Example
+from recipe.domains.example import Example
 
 # name -> (signature, correct body, buggy bodies, test inputs); bodies use {k}
 FUNCS = {
@@ -129,13 +129,13 @@ def agentic_prompt(issue: str) -> str:
 
 
 def format_test_report(passed: int, total: int) -> str:
-    """The ``run_tests`` tool's response (the agentic environment, ``recipe.train.agentic``, answers with it)."""
+    """The ``run_tests`` tool's response (the agentic environment, ``recipe.train.agentic_rollouts``, answers with it)."""
     return f"{passed}/{total} tests passed"
 
 
 def reference_trajectory(repo: dict) -> list[tuple[str, dict, str]]:
     """[(tool name, arguments, tool response)] of a good episode: list the files, read the one listed, edit it,
-    submit. The responses are those ``recipe.train.agentic`` produces for these actions. Every argument comes from
+    submit. The responses are those ``recipe.train.agentic_rollouts`` produces for these actions. Every argument comes from
     the issue or from an earlier tool response (the issue does not name the file: listing finds it), and the loop
     is as short as that allows (``run_tests`` stays a tool the policy may call; the reward runs the tests anyway)."""
     return [("list_files", {}, "\n".join(sorted(repo["files"]))),

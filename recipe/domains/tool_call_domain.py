@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 
 from recipe.config.schema import TinyDomainSpec
-from recipe.domains.base import Example
+from recipe.domains.example import Example
 
 CITIES = ("paris", "rome", "oslo", "lima", "cairo", "tokyo", "delhi", "quito", "seoul", "dakar",
           "berlin", "madrid", "dublin", "vienna", "prague", "sofia", "riga", "accra", "hanoi", "perth",

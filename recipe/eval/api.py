@@ -12,11 +12,11 @@ import os
 from pathlib import Path
 from typing import Iterable
 
-from recipe.eval.backends.base import Backend
-from recipe.eval.benchmarks.agentic import ExecutionUnavailable
-from recipe.eval.benchmarks.registry import Suite, get_suite
+from recipe.eval.backends.backend_interface import Backend
+from recipe.eval.benchmarks.longbench_swebench import ExecutionUnavailable
+from recipe.eval.benchmarks.suite_registry import Suite, get_suite
 from recipe.eval.harness import evaluate_suite
-from recipe.eval.sampling import SamplingParams
+from recipe.eval.sampling_settings import SamplingParams
 from recipe.eval.sources import SourceUnavailable, load_rows
 from recipe.rewards import nltk_data
 

@@ -19,8 +19,8 @@ from typing import Iterable
 import recipe.eval.benchmarks  # noqa: F401  (registers every built-in suite)
 from recipe.data.eval_set import (EvalSet, eval_items_from_file, file_sha256, no_items_message, read_eval_rows)
 from recipe.data.record import content_text
-from recipe.eval.benchmarks.registry import RowError, get_suite, suite_names
-from recipe.eval.olympiad.imo_answer import COLUMNS as IMO_COLUMNS
+from recipe.eval.benchmarks.suite_registry import RowError, get_suite, suite_names
+from recipe.eval.olympiad.imo.imo_answer import COLUMNS as IMO_COLUMNS
 from recipe.eval.sources import SourceUnavailable, fetch, read_rows
 
 # Benchmarks scored outside the suite registry: name -> (id column, item text columns).

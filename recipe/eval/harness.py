@@ -20,10 +20,10 @@ from pathlib import Path
 from statistics import mean
 from typing import Any, Iterable
 
-from recipe.eval.backends.base import Backend, Generation, Job
-from recipe.eval.benchmarks.registry import Suite, Verdict
+from recipe.eval.backends.backend_interface import Backend, Generation, Job
+from recipe.eval.benchmarks.suite_registry import Suite, Verdict
 from recipe.eval.metrics import avg_at_k, pass_at_ks
-from recipe.eval.sampling import SamplingParams
+from recipe.eval.sampling_settings import SamplingParams
 from recipe.eval.thinking import unfinished
 from recipe.rewards.extract import THINK_OPEN
 

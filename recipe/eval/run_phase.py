@@ -12,7 +12,7 @@ from rich.console import Console
 
 from recipe.console_tables import print_table
 from recipe.eval.api import evaluate
-from recipe.eval.report.tables import format_results_table
+from recipe.eval.report.results_tables import format_results_table
 
 console = Console()
 

@@ -17,10 +17,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from recipe.eval.benchmarks.registry import RowError, get_suite
+from recipe.eval.benchmarks.suite_registry import RowError, get_suite
 from recipe.eval.harness import ITEMS, score_one, summarize_verdicts, write_items
 from recipe.eval.thinking import thinking_flag, thinking_name
-from recipe.runs.hashing import sha256_file
+from recipe.runs.content_hashes import sha256_file
 
 SUMMARY = "summary.json"
 

@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 
 from recipe.config.benchmarks_section import BenchmarkSource
-from recipe.runs.hashing import sha256_file
+from recipe.runs.content_hashes import sha256_file
 
 
 class SourceUnavailable(RuntimeError):
@@ -32,7 +32,7 @@ def fetch(source: BenchmarkSource, mirror: Path | None = None, *, allow_hub: boo
         raise SourceUnavailable(offline_message(source, mirror))
     from huggingface_hub import hf_hub_download
 
-    from recipe.hub.errors import HubError, current_endpoint, hub_errors
+    from recipe.hub.hub_errors import HubError, current_endpoint, hub_errors
     try:
         endpoint = current_endpoint()
         with hub_errors(source.repo_id, source.repo_type, endpoint, source.revision):

@@ -10,6 +10,6 @@
 Tokens are never read, stored or printed here: ``huggingface_hub`` takes them from ``HF_TOKEN`` or the
 ``hf auth login`` file itself.
 """
-from recipe.hub.errors import HubError, HubUnreachableError, UntrustedArtifactError
+from recipe.hub.hub_errors import HubError, HubUnreachableError, UntrustedArtifactError
 
 __all__ = ["HubError", "HubUnreachableError", "UntrustedArtifactError"]

@@ -30,9 +30,9 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from recipe.config.hub_section import ARTIFACT_CLI_NAMES, HubArtifact, HubSection
-from recipe.hub.errors import HubError, current_endpoint, hub_errors, public_endpoint
-from recipe.hub.hashing import git_blob_sha1
-from recipe.runs.hashing import sha256_file
+from recipe.hub.hub_errors import HubError, current_endpoint, hub_errors, public_endpoint
+from recipe.hub.git_blob_sha import git_blob_sha1
+from recipe.runs.content_hashes import sha256_file
 
 log = logging.getLogger(__name__)
 

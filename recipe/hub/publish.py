@@ -2,7 +2,7 @@
 
 Model: ``ORG/NAME`` (one repo per run), branch = stage name, files = the stage's ``checkpoint/`` folder
 (safetensors, config.json, tokenizer + chat template, generation_config.json -- all required) plus
-generated ``README.md`` (model card, ``cards.py``), ``provenance.json``, ``validation.json`` and the
+generated ``README.md`` (model card, ``model_cards.py``), ``provenance.json``, ``validation.json`` and the
 resolved ``config.yaml``. The stage must be ``done`` in its manifest. Pickle weights or code in the
 checkpoint are refused.
 
@@ -33,10 +33,10 @@ from typing import Any, Literal
 
 import yaml
 
-from recipe.hub.cards import lineage, model_card
-from recipe.hub.errors import HubError, HubUnreachableError, UntrustedArtifactError, current_endpoint, hub_errors, \
+from recipe.hub.model_cards import lineage, model_card
+from recipe.hub.hub_errors import HubError, HubUnreachableError, UntrustedArtifactError, current_endpoint, hub_errors, \
     public_endpoint
-from recipe.hub.hashing import sha256_and_git_sha1
+from recipe.hub.git_blob_sha import sha256_and_git_sha1
 from recipe.hub.safe_load import CODE_SUFFIXES, PICKLE_SUFFIXES
 
 log = logging.getLogger(__name__)

@@ -19,7 +19,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from recipe.hub.errors import UntrustedArtifactError
+from recipe.hub.hub_errors import UntrustedArtifactError
 
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".pkl", ".pickle", ".ckpt", ".joblib")
 CODE_SUFFIXES = (".py", ".pyc", ".so")

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from recipe.runs.hashing import sha256_file
+from recipe.runs.content_hashes import sha256_file
 
 MANIFEST_NAME = "import_manifest.json"
 

@@ -27,7 +27,7 @@ def import_from_hub(out_dir: Path, *, repo_id: str = SMOLLM2_REPO, revision: str
     """Download ``repo_id`` at ``revision`` (safe files only) into ``out_dir`` and write the import manifest."""
     from recipe.config.hub_section import HubArtifact, HubSection
     from recipe.hub.download import download_artifact
-    from recipe.hub.errors import HubError
+    from recipe.hub.hub_errors import HubError
     from recipe.runs.layout import write_json_atomic
 
     out_dir = Path(out_dir)

@@ -34,7 +34,7 @@ def render_html(notebook: Path, out: Path) -> Path:
     import nbformat
     from nbconvert import HTMLExporter
 
-    from recipe.pipeline.offline_math import render_notebook_math
+    from recipe.reporting.offline_math import render_notebook_math
     nb = nbformat.read(notebook, as_version=4)
     render_notebook_math(nb)
     body, _ = HTMLExporter(template_name="lab").from_notebook_node(nb)
@@ -55,7 +55,7 @@ def write_heatmap(run: RunDir, path: Path = HEATMAP_PNG) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from recipe.pipeline import plots
+    from recipe.reporting import plots
     fig = plots.plot_heatmap(run)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(plots.figure_png(fig))
@@ -78,7 +78,7 @@ def build(run_id: str | None = None, out: Path = PROJECT_ROOT / "build" / "docs"
     rd = RunDir.for_id(run_id) if run_id else newest_run()
     if run or (run is None and (rd is None or not executed_notebooks(rd))):
         from recipe.config import load_config
-        from recipe.pipeline.runner import run_pipeline
+        from recipe.pipeline.cascade_runner import run_pipeline
         from recipe.runs.run_init import default_run_id
         target = rd.run_id if rd is not None else default_run_id(load_config("tiny", list(overrides)))
         why = "as asked (--run)" if run else f"no run under {runs_root()} has executed notebooks to render"

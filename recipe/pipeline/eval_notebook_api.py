@@ -46,7 +46,7 @@ def results_table(results: dict):
     suite for them too."""
     from IPython.display import display
 
-    from recipe.pipeline.tables import readable
+    from recipe.reporting.notebook_tables import readable
     rows, tips = [], {}
     for name, r in results.items():
         if "unavailable" in r:
@@ -114,7 +114,7 @@ def split_reasoning(response: dict, thinking: bool | None = None) -> tuple[str, 
 
 def sample_responses(out: Path, suite: str, n: int = 3, chars: int = 400):
     """The first response of the first ``n`` items: the answer and the reasoning apart, newlines kept."""
-    from recipe.pipeline.tables import readable
+    from recipe.reporting.notebook_tables import readable
 
     def cut(text: str) -> str:
         text = text.strip()
@@ -137,7 +137,7 @@ def eval_summary(results: dict):
     """The notebook's closing cell: each suite's score with its CI and n, and where to go next."""
     from IPython.display import Markdown
 
-    from recipe.pipeline.summaries import next_step
+    from recipe.reporting.phase_summaries import next_step
     lines = []
     for name, r in results.items():
         if "unavailable" in r:
@@ -156,7 +156,7 @@ def smollm2_ifeval(report: Path | None = None) -> None:
     from IPython.display import display
 
     from recipe.eval.report import published_ifeval
-    from recipe.pipeline.tables import readable
+    from recipe.reporting.notebook_tables import readable
     s = published_ifeval.notebook_summary(report)
     print(s["note"])
     display(readable(s["settings"], wrap=tuple(s["settings"].columns)))

@@ -4,7 +4,7 @@ notebooks imports only this; the training code (``recipe.pipeline.stage_runner``
 from __future__ import annotations
 
 from recipe.config.schema import STAGE_PLAN, RecipeConfig
-from recipe.runs.hashing import sha256_dir, sha256_obj
+from recipe.runs.content_hashes import sha256_dir, sha256_obj
 from recipe.runs.layout import DATA_PHASE, RunDir
 from recipe.runs.teachers import resolve_teachers, selection_domains
 

@@ -22,7 +22,7 @@ from recipe.domains.data_phase import load_splits
 from recipe.model import build_tiny, load_checkpoint, save_checkpoint
 from recipe.pipeline.stage_inputs import check_runnable, stage_inputs
 from recipe.pipeline.teacher_validation import validate_candidates, validate_picks_on_report_split
-from recipe.runs.hashing import sha256_dir
+from recipe.runs.content_hashes import sha256_dir
 from recipe.runs.layout import RunDir
 from recipe.runs.teachers import record_scores, write_routing
 from recipe.train.context import StageContext
@@ -32,7 +32,7 @@ from recipe.train.rl import train_rl
 from recipe.train.sft import train_sft
 from recipe.train.state import clear_state
 from recipe.validation.samples import read_samples, samples_path, write_samples
-from recipe.validation.validate import summarize, validate_samples
+from recipe.validation.domain_validation import summarize, validate_samples
 
 
 class PhaseRunDir(RunDir):

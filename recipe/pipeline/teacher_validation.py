@@ -12,7 +12,7 @@ def validate_candidates(run: RunDir, cfg, stage: str, final_model, tokenizer, sp
     """Score the stage's teacher candidates on the selection split (only the domains of the select groups that
     name the stage); per-sample JSONL per candidate; ``selection.json``. None when no group names the stage."""
     from recipe.validation.samples import samples_path, write_samples
-    from recipe.validation.validate import summarize, validate_samples
+    from recipe.validation.domain_validation import summarize, validate_samples
     from recipe.model import load_checkpoint
     doms = selection_domains(cfg.mopd.teacher_routing, stage, cfg.domains.names)
     if not doms:
@@ -30,7 +30,7 @@ def validate_picks_on_report_split(run: RunDir, cfg, tokenizer, splits: dict) ->
     """A picked teacher that is an intermediate checkpoint was only scored on the selection split: score it on the
     report split too (its routed domains only), so every teacher appears in the report's comparisons."""
     from recipe.validation.samples import samples_path, write_samples
-    from recipe.validation.validate import validate_samples
+    from recipe.validation.domain_validation import validate_samples
     from recipe.model import load_checkpoint
     picks = read_teachers(run).get("mopd", {}).get("teachers", {})
     by_ck: dict[tuple[str, str, str], list[str]] = {}

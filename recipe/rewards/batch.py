@@ -20,7 +20,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Sequence
 
 from recipe.rewards.core import verifier_name, verify
-from recipe.rewards.registry import get_verifier
+from recipe.rewards.verifier_registry import get_verifier
 from recipe.rewards.result import VerifierResult, fail
 
 POOL_THRESHOLD = 4096

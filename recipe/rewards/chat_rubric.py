@@ -10,7 +10,7 @@ Items (all on the visible answer, after ``</think>``; an unfinished or empty ans
 - ``{"check": "no_filler"}``: none of the filler words in ``FILLER``.
 
 ``rubric_met`` lists which items hold; the ``chat_rubric`` verifier scores the fraction met (used to log training
-reward and by MOPD). Preferences between responses come from ``recipe.rewards.judge.HiddenRubricJudge``.
+reward and by MOPD). Preferences between responses come from ``recipe.rewards.pairwise_judges.HiddenRubricJudge``.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import re
 from typing import Any
 
 from recipe.rewards.extract import BadResponse, parse_response
-from recipe.rewards.registry import register
+from recipe.rewards.verifier_registry import register
 from recipe.rewards.result import VerifierResult
 
 FILLER = ("sure", "well", "basically", "okay", "um")

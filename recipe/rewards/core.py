@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from recipe.rewards.extract import BadResponse
-from recipe.rewards.registry import UnknownVerifierError, get_verifier
+from recipe.rewards.verifier_registry import UnknownVerifierError, get_verifier
 from recipe.rewards.result import VerifierResult, fail
 from recipe.rewards.spec import FieldError
 from recipe.rewards.timeouts import CheckTimeout

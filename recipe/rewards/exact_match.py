@@ -10,7 +10,7 @@ import string
 from typing import Any
 
 from recipe.rewards.extract import last_boxed, parse_response
-from recipe.rewards.registry import register
+from recipe.rewards.verifier_registry import register
 from recipe.rewards.result import VerifierResult, binary, fail
 from recipe.rewards.spec import require
 

@@ -31,7 +31,7 @@ import torch
 
 from recipe.config.judge_section import JudgeConfig
 from recipe.rewards.chat_rubric import visible_answer, words
-from recipe.rewards.judge import HiddenRubricJudge
+from recipe.rewards.pairwise_judges import HiddenRubricJudge
 
 
 def comparison_pairs(G: int, strategy: str) -> list[tuple[int, int]]:

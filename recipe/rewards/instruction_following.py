@@ -17,7 +17,7 @@ from typing import Any
 
 from recipe.rewards.extract import THINK_CLOSE, THINK_OPEN, ParsedResponse, parse_response
 from recipe.rewards.reference_if import CHECKER_FAILURES, follows, registry
-from recipe.rewards.registry import register
+from recipe.rewards.verifier_registry import register
 from recipe.rewards.result import VerifierResult, fail
 from recipe.rewards.spec import require
 

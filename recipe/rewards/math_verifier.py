@@ -19,7 +19,7 @@ import re
 from typing import Any
 
 from recipe.rewards.extract import final_boxed, parse_response
-from recipe.rewards.registry import register
+from recipe.rewards.verifier_registry import register
 from recipe.rewards.result import VerifierResult, binary, fail
 from recipe.rewards.spec import require
 from recipe.rewards.timeouts import CheckTimeout, run_with_timeout

@@ -20,7 +20,7 @@ ill-typed field always scores 0 with ``missing_field:<name>`` / ``invalid_field:
   ``time_limit_s`` (default 6, LiveCodeBench), ``memory_mb`` (default 1024), optional ``checker``
   (source of a C++ checker run as ``checker input expected output``), ``compare``: ``tokens`` (default) |
   ``lines``, ``stop_on_failure`` (default true). NeMo-Gym ``unit_tests: {inputs, outputs}`` is accepted.
-- ``pairwise_judge``: rows compared two responses at a time through ``recipe.rewards.judge``
+- ``pairwise_judge``: rows compared two responses at a time through ``recipe.rewards.pairwise_judges``
   (``make_judge(kind).compare(prompt, a, b)``); ``verify``/``verify_batch`` refuse such rows with an
   explanation instead of scoring them 0.
 Every spec also accepts ``mode`` (overrides the record's ``mode``) and, for ``math``, ``timeout_s``.

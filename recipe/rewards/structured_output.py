@@ -15,7 +15,7 @@ import tomllib
 from typing import Any
 
 from recipe.rewards.extract import maybe_json, parse_response, strip_code_fence
-from recipe.rewards.registry import register
+from recipe.rewards.verifier_registry import register
 from recipe.rewards.result import VerifierResult, fail, ok
 from recipe.rewards.spec import require
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from recipe.rewards.edits import EditError, apply_edit
 from recipe.rewards.extract import parse_response
-from recipe.rewards.registry import register
+from recipe.rewards.verifier_registry import register
 from recipe.rewards.result import VerifierResult, fail
 from recipe.rewards.spec import FieldError, require
 from recipe.rewards.unit_tests import grade, test_files

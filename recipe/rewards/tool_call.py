@@ -21,7 +21,7 @@ import re
 from typing import Any
 
 from recipe.rewards.extract import ParsedResponse, maybe_json, parse_response
-from recipe.rewards.registry import register
+from recipe.rewards.verifier_registry import register
 from recipe.rewards.result import VerifierResult, fail
 from recipe.rewards.spec import FieldError
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from recipe.rewards.code import extract_code
+from recipe.rewards.code_verifier import extract_code
 from recipe.rewards.extract import parse_response
-from recipe.rewards.registry import register
+from recipe.rewards.verifier_registry import register
 from recipe.rewards.result import VerifierResult, fail
 from recipe.rewards.spec import FieldError, require
 

@@ -3,7 +3,7 @@
 The local trainers log one ``metrics.jsonl`` row per step; each row is also written to
 ``<stage dir>/tensorboard/events.out.tfevents.local`` as scalars, so ``tensorboard --logdir runs/`` shows local and
 cluster runs side by side and the notebooks read both backends through one reader
-(``recipe.pipeline.metrics_reader``). NeMo-RL's logger prefixes the algorithm's step metrics with ``train/``
+(``recipe.reporting.metrics_reader``). NeMo-RL's logger prefixes the algorithm's step metrics with ``train/``
 (``logger.log_metrics(metrics, step, prefix="train")``), validation with ``validation/`` and timings with
 ``timing/train/``; the metric names below are the ones its GRPO / distillation loops log, where one carries the
 same quantity. A local key without a NeMo-RL counterpart keeps its own name under ``train/`` (never dropped).

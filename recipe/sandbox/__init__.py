@@ -6,7 +6,7 @@ sharing one private work dir (compile, then run); ``recipe.sandbox.cpp`` for com
 isolation does and does not cover.
 """
 from recipe.sandbox.bwrap import SandboxUnavailable, probe
-from recipe.sandbox.runner import Session, run
+from recipe.sandbox.bwrap_runner import Session, run
 from recipe.sandbox.types import Limits, Verdict
 
 __all__ = ["Limits", "SandboxUnavailable", "Session", "Verdict", "probe", "run"]

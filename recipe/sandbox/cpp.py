@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from recipe.sandbox.runner import Session
+from recipe.sandbox.bwrap_runner import Session
 from recipe.sandbox.types import Limits, Verdict
 
 COMPILE_LIMITS = Limits(time_limit_s=30, memory_mb=2048, max_processes=32, max_file_mb=256, wall_limit_s=60,

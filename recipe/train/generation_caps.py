@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from recipe.config.schema import RecipeConfig
 from recipe.config.stages import SWEConfig
-from recipe.domains.base import AGENTIC_DOMAINS  # episodes in non-thinking mode; their cap is per turn
+from recipe.domains.example import AGENTIC_DOMAINS  # episodes in non-thinking mode; their cap is per turn
 
 
 class GenerationCapWarning(UserWarning):

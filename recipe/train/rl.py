@@ -133,7 +133,7 @@ def rl_step(ctx: StageContext, scfg: RLStageConfig, opt, step: int, pools: dict[
             records.extend([dict(p, mode="thinking" if thinking else "instruct")] * G)
         tg = time.perf_counter()
         if scfg.rollout == "agentic":  # multi-turn episodes in the sandbox; the reward comes with them
-            from recipe.train.agentic import run_episodes
+            from recipe.train.agentic_rollouts import run_episodes
             ar = run_episodes(model, tok, records, max_turns=scfg.max_turns, max_new_tokens=scfg.max_response_tokens,
                               temperature=scfg.temperature, top_p=scfg.top_p, turn_time_limit_s=scfg.turn_time_limit_s)
             ro, rewards_B = ar.ro, ar.rewards_B
@@ -174,7 +174,7 @@ def rl_step(ctx: StageContext, scfg: RLStageConfig, opt, step: int, pools: dict[
             flat = [x for j in judged for x in j]
             metrics["judge_score_mean"] = sum(flat) / len(flat)
     if episode_stats:
-        from recipe.train.agentic import episode_metrics
+        from recipe.train.agentic_rollouts import episode_metrics
         metrics.update(episode_metrics(episode_stats))
     lr = lr_at(step, scfg, scfg.steps)
     metrics["lr"] = lr

@@ -16,8 +16,8 @@ from recipe.model.decode import lean_decode_state, supports_lean_decode
 from recipe.model.decode.checked_loop import decode_checked
 from recipe.model.decode.llama import LlamaDecodeState
 from recipe.model.decode.llama_static import StaticLlamaDecode
-from recipe.model.decode.rows import DecodeRows
-from recipe.model.decode.sampling import DeviceSampler, sample_inverse_cdf, top_p_filter
+from recipe.model.decode.row_state import DecodeRows
+from recipe.model.decode.token_sampling import DeviceSampler, sample_inverse_cdf, top_p_filter
 from recipe.train.device import autocast
 
 _BUCKET_OVERHEAD_TOKENS = 2048  # one more forward costs about as much as this many extra padded tokens (tiny, CPU)
@@ -82,7 +82,7 @@ def generate(model, tokenizer, prompts: list[str], *, max_new_tokens: int, tempe
       :class:`HFDecodeState` (HF's cached forward) behind the same interface.
     - ``static_decode`` (default: on CUDA, for Llama models): the decode steps replay a captured CUDA graph on
       static buffers (:mod:`recipe.model.decode.llama_static`), sampling runs on the device
-      (:class:`recipe.model.decode.sampling.DeviceSampler`) and the host looks for finished rows every
+      (:class:`recipe.model.decode.token_sampling.DeviceSampler`) and the host looks for finished rows every
       ``check_every`` tokens (:func:`recipe.model.decode.checked_loop.decode_checked`); same outputs and
       distribution, other random numbers.
     The output layout equals Hugging Face's: [left-padded prompt | response, pad after <|im_end|>]. The model runs

@@ -15,9 +15,9 @@ from __future__ import annotations
 import torch
 
 from recipe.config.schema import EvaluationSection
-from recipe.domains.base import AGENTIC_DOMAINS
+from recipe.domains.example import AGENTIC_DOMAINS
 from recipe.rewards import verify_batch
-from recipe.rewards.judge import HiddenRubricJudge
+from recipe.rewards.pairwise_judges import HiddenRubricJudge
 from recipe.seeding import derive_seed
 from recipe.train.rollout import generate, render_prompt, response_text
 
@@ -42,7 +42,7 @@ def score_responses(records: list[dict], texts: list[str]) -> list[float]:
 @torch.no_grad()
 def validate_in_process(model, tokenizer, splits: dict, domains: list[str], ecfg: EvaluationSection, *,
                         split: str, thinking: bool, seed: int) -> list[dict]:
-    """``recipe.validation.validate.validate_samples``'s rows, scored here (the model is in eval mode)."""
+    """``recipe.validation.domain_validation.validate_samples``'s rows, scored here (the model is in eval mode)."""
     greedy = ecfg.decoding == "greedy"
     k = 1 if greedy else ecfg.samples_per_prompt
     rows: list[dict] = []
@@ -50,8 +50,8 @@ def validate_in_process(model, tokenizer, splits: dict, domains: list[str], ecfg
         if split not in splits[d]:
             raise KeyError(f"domain {d}: no {split!r} split (splits: {sorted(splits[d])})")
         torch.manual_seed(derive_seed(seed, "validation", d) if split == "val" else derive_seed(seed, split, d))
-        if d in AGENTIC_DOMAINS:  # scored by playing episodes in the sandbox (recipe.train.agentic)
-            from recipe.train.agentic import agentic_validation_rows
+        if d in AGENTIC_DOMAINS:  # scored by playing episodes in the sandbox (recipe.train.agentic_rollouts)
+            from recipe.train.agentic_rollouts import agentic_validation_rows
             rows += agentic_validation_rows(model, tokenizer, splits[d][split], d, samples=k, greedy=greedy,
                                             temperature=ecfg.temperature, top_p=ecfg.top_p,
                                             max_new_tokens=ecfg.cap_for(d))
@@ -106,7 +106,7 @@ def validate_in_one_batch(model, tokenizer, splits: dict, domains: list[str], ec
     for d in domains:
         if d in AGENTIC_DOMAINS:
             torch.manual_seed(derive_seed(seed, "validation", d) if split == "val" else derive_seed(seed, split, d))
-            from recipe.train.agentic import agentic_validation_rows
+            from recipe.train.agentic_rollouts import agentic_validation_rows
             by_domain[d] = agentic_validation_rows(model, tokenizer, splits[d][split], d, samples=k, greedy=greedy,
                                                    temperature=ecfg.temperature, top_p=ecfg.top_p,
                                                    max_new_tokens=ecfg.cap_for(d))

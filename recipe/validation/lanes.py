@@ -144,7 +144,7 @@ def prestart_lanes(n: int, fork: bool = False) -> None:
 
 def _import_worker_modules() -> None:
     import recipe.validation.in_process  # noqa: F401  (what every task needs, imported before the first one arrives)
-    import recipe.train.agentic  # noqa: F401
+    import recipe.train.agentic_rollouts  # noqa: F401
     from transformers import AutoModelForCausalLM  # noqa: F401
 
 

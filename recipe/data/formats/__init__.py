@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from recipe.data.formats.chat import from_chat, to_chat
-from recipe.data.formats.errors import RowError
+from recipe.data.formats.chat_rows import from_chat, to_chat
+from recipe.data.formats.row_error import RowError
 from recipe.data.formats.nemo_gym import from_nemo_gym, to_nemo_gym, verifier_from_row
 from recipe.data.record import RecordError, validate_record
 

@@ -12,9 +12,9 @@ from typing import Iterable, Iterator
 
 import torch
 
-from recipe.eval.backends.base import Generation, Job
-from recipe.eval.sampling import SamplingParams
-from recipe.runs.hashing import sha256_file
+from recipe.eval.backends.backend_interface import Generation, Job
+from recipe.eval.sampling_settings import SamplingParams
+from recipe.runs.content_hashes import sha256_file
 
 
 def weights_sha256(path: Path) -> str:

@@ -30,8 +30,8 @@ from typing import Iterable, Iterator
 
 import httpx
 
-from recipe.eval.backends.base import Generation, Job
-from recipe.eval.sampling import SamplingParams
+from recipe.eval.backends.backend_interface import Generation, Job
+from recipe.eval.sampling_settings import SamplingParams
 
 RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
 

@@ -3,4 +3,4 @@
 IFBench), ``code`` (LiveCodeBench), ``arena_hard`` (ArenaHard v2), ``agentic`` (LongBench v2, SWE-bench Verified),
 ``tiny`` (the tiny domains' held-out rows), ``tiny_agentic`` (the agentic SWE domain, played as episodes). Importing anything of this package registers them all; look a suite up
 with ``registry.get_suite``."""
-from recipe.eval.benchmarks import agentic, arena_hard, code, ifeval, math, tiny, tiny_agentic  # noqa: F401
+from recipe.eval.benchmarks import arena_hard, ifeval, livecodebench, longbench_swebench, math, tiny, tiny_agentic  # noqa: F401

@@ -20,8 +20,8 @@ from typing import Any, Callable
 
 from recipe.eval.benchmarks.arena_hard_judge import (CATEGORIES, LOSS_BOTH_STRONG, TEMPLATE, battles, parse_label,
                                                      win_rates)
-from recipe.eval.benchmarks.registry import RowError, Suite, get_suite, register_suite
-from recipe.eval.sampling import SamplingParams
+from recipe.eval.benchmarks.suite_registry import RowError, Suite, get_suite, register_suite
+from recipe.eval.sampling_settings import SamplingParams
 from recipe.rewards.extract import BadResponse, parse_response
 
 

@@ -19,8 +19,8 @@ from __future__ import annotations
 from statistics import mean
 from typing import Any
 
-from recipe.eval.benchmarks.registry import RowError, Suite, register_suite
-from recipe.eval.sampling import SamplingParams
+from recipe.eval.benchmarks.suite_registry import RowError, Suite, register_suite
+from recipe.eval.sampling_settings import SamplingParams
 from recipe.rewards.extract import BadResponse
 from recipe.rewards.instruction_following import if_answer
 from recipe.rewards.reference_if import CHECKER_FAILURES, follows, registry

@@ -1,5 +1,5 @@
 """How LiveCodeBench grades a program, rule by rule (facts from the official runner,
-``lcb_runner/evaluation/testing_util.py`` in LiveCodeBench/LiveCodeBench), for ``recipe.eval.benchmarks.code``.
+``lcb_runner/evaluation/testing_util.py`` in LiveCodeBench/LiveCodeBench), for ``recipe.eval.benchmarks.livecodebench``.
 
 - Every program runs after the runner's import prelude: ``from <m> import *`` for the 16 modules below, then
   ``builtins`` and ``typing``; ``import <m>`` for the 16; then ``sys.setrecursionlimit(50000)``; so a

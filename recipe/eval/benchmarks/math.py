@@ -16,8 +16,8 @@ from __future__ import annotations
 from typing import Any
 
 from recipe.eval.benchmarks.math_grading import equivalent, final_boxed
-from recipe.eval.benchmarks.registry import RowError, Suite, register_suite
-from recipe.eval.sampling import SamplingParams
+from recipe.eval.benchmarks.suite_registry import RowError, Suite, register_suite
+from recipe.eval.sampling_settings import SamplingParams
 from recipe.eval.thinking import parse_mode
 from recipe.rewards.extract import BadResponse, parse_response
 

@@ -4,8 +4,8 @@ training (``recipe.rewards``), so ``recipe eval`` on them agrees with validation
 validation split (``recipe.domains.data_phase.load_splits``)."""
 from __future__ import annotations
 
-from recipe.eval.benchmarks.registry import RowError, Suite, register_family, register_suite
-from recipe.eval.sampling import SamplingParams
+from recipe.eval.benchmarks.suite_registry import RowError, Suite, register_family, register_suite
+from recipe.eval.sampling_settings import SamplingParams
 from recipe.eval.thinking import parse_mode
 from recipe.rewards.extract import BadResponse
 
@@ -20,7 +20,7 @@ def _messages(row: dict, thinking: bool) -> list[dict]:
 
 def _score(row: dict, response, thinking: bool | None) -> dict:
     from recipe.rewards import get_verifier
-    from recipe.rewards.registry import UnknownVerifierError
+    from recipe.rewards.verifier_registry import UnknownVerifierError
     spec = row.get("verifier")
     if not isinstance(spec, dict) or "name" not in spec:
         raise RowError("field 'verifier' must be an object with a 'name'")

@@ -1,6 +1,6 @@
 """``tiny_swe_agentic``: the agentic SWE domain evaluated as validation scores it, by playing episodes.
 
-A sample is a whole episode of the tool loop of ``recipe.train.agentic`` (paper §4.8's execution-based agentic SWE
+A sample is a whole episode of the tool loop of ``recipe.train.agentic_rollouts`` (paper §4.8's execution-based agentic SWE
 in miniature), not one response: the episode starts from the repository's issue (``verifier``: files, hidden tests),
 the backend generates each turn in non-thinking mode with the agent's tools declared, the action runs in the
 episode's sandbox and its output goes back as a tool turn, until ``submit``, a turn that is not one well-formed tool
@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from recipe.eval.backends.base import Generation, Job
-from recipe.eval.benchmarks.registry import RowError, Suite, register_suite
+from recipe.eval.backends.backend_interface import Generation, Job
+from recipe.eval.benchmarks.suite_registry import RowError, Suite, register_suite
 from recipe.eval.benchmarks.tiny import tiny_suite_name
-from recipe.eval.sampling import SamplingParams
+from recipe.eval.sampling_settings import SamplingParams
 
 DOMAIN = "swe_agentic"
 TURN_TIME_LIMIT_S = 2.0  # the sandbox's CPU-time limit of one action, as in training (RLStageConfig.turn_time_limit_s)
@@ -41,7 +41,7 @@ def play_episodes(jobs: list[Job], rows: dict[str, dict], backend, sampling: Sam
     """Every job's episode, all advanced turn by turn (one backend call per turn for the episodes still open);
     yields (job, Generation) as each episode ends. ``Generation.content`` is the policy's turns, one per line;
     ``Generation.episode``: reward, how it ended, turns, actions, the final test report."""
-    from recipe.train.agentic import (VALIDATION_MAX_TURNS, safe_act, safe_final, start_episode, take_turn,
+    from recipe.train.agentic_rollouts import (VALIDATION_MAX_TURNS, safe_act, safe_final, start_episode, take_turn,
                                       turn_limits)
     max_turns = max_turns or VALIDATION_MAX_TURNS
     turn = sampling.model_copy(update={"thinking": False})  # episodes are non-thinking (paper §4.8)
@@ -109,7 +109,7 @@ def _summarize(verdicts: dict[str, list[dict]]) -> dict:
 
 
 def _one_row_per_repository(rows: list[dict]) -> list[dict]:
-    from recipe.train.agentic import distinct_repositories
+    from recipe.train.agentic_rollouts import distinct_repositories
     return distinct_repositories(rows)
 
 
@@ -117,5 +117,5 @@ SUITE = register_suite(Suite(
     name=tiny_suite_name(DOMAIN), description="tiny agentic SWE: episodes of the tool loop, graded by hidden tests",
     id_field="id", required_fields=("verifier",), messages=_messages, score=_score,
     defaults=SamplingParams(temperature=1.0, top_p=1.0, max_tokens=54, thinking=False, k=2),
-    scorer_version="recipe.train.agentic", metric="resolved", summarize=_summarize,
+    scorer_version="recipe.train.agentic_rollouts", metric="resolved", summarize=_summarize,
     adapt_rows=_one_row_per_repository, tools=_tools, play=play_episodes))

@@ -71,9 +71,9 @@ class _LazyJudge:
         if self._chat is None:
             if not self.endpoint or not self.model:
                 raise ValueError("this response needs the judge model: pass --judge-endpoint URL --judge-model NAME")
-            from recipe.eval.olympiad.chat import HarnessChat
+            from recipe.eval.olympiad.completion_client import HarnessChat
             from recipe.eval.backends.openai_client import OpenAIChatClient
-            from recipe.eval.sampling import SamplingParams
+            from recipe.eval.sampling_settings import SamplingParams
             key = os.environ.get(self.key_env) if self.key_env else None
             client = OpenAIChatClient(self.endpoint, self.model, api_key=key, extended_sampling=self.server == "vllm")
             self._chat = HarnessChat(client, SamplingParams(**self.sampling, thinking=True))
@@ -140,8 +140,8 @@ def _need(args, *names: str) -> None:
 
 def score_ioi(args, out: Path, cfg) -> dict:
     from recipe.eval.olympiad.ioi import IOIJudge, extract_cpp, load_task
-    from recipe.eval.olympiad.ioi.report import MEDAL_CUTOFFS
-    from recipe.eval.olympiad.ioi.scoring import best_per_subtask, task_score
+    from recipe.eval.olympiad.ioi.ioi_contest_report import MEDAL_CUTOFFS
+    from recipe.eval.olympiad.ioi.ioi_scoring import best_per_subtask, task_score
     _need(args, "task", "submissions")
     pkg = load_task(args.task, support=args.support)
     files = sorted(f for f in Path(args.submissions).iterdir() if f.is_file() and f.suffix in (".cpp", ".cc", ".txt", ".md"))
@@ -215,8 +215,8 @@ def score_icpc(args, out: Path, cfg) -> dict:
 
 
 def score_imo_answer(args, responses: str | None, out: Path, cfg) -> dict:
-    from recipe.eval.olympiad.imo_answer import JUDGE_FIELDS, load_answerbench, score_answerbench
-    from recipe.eval.olympiad.prompts import load_prompt
+    from recipe.eval.olympiad.imo.imo_answer import JUDGE_FIELDS, load_answerbench, score_answerbench
+    from recipe.eval.olympiad.judge_prompts import load_prompt
     _need(args, "data", "judge_prompt")
     c = cfg.imo_answer
     bench = load_answerbench(args.data, args.version or c.version, on_malformed=c.on_malformed)
@@ -238,8 +238,8 @@ def score_imo_answer(args, responses: str | None, out: Path, cfg) -> dict:
 
 
 def score_imo_proof(args, responses: str | None, out: Path, cfg) -> dict:
-    from recipe.eval.olympiad.imo_proof import JUDGE_FIELDS, load_proofbench, score_proofbench
-    from recipe.eval.olympiad.prompts import load_prompt
+    from recipe.eval.olympiad.imo.imo_proof import JUDGE_FIELDS, load_proofbench, score_proofbench
+    from recipe.eval.olympiad.judge_prompts import load_prompt
     _need(args, "data", "judge_prompt")
     c = cfg.imo_proof
     rows = load_proofbench(args.data, args.version or c.version)

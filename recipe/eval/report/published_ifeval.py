@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from recipe.eval.sampling import SamplingParams
+from recipe.eval.sampling_settings import SamplingParams
 
 MODEL_CARD_IFEVAL = 29.9   # SmolLM2-135M-Instruct model card, IFEval (average prompt/inst), lighteval
 MODEL_CARD_SOURCE = "huggingface.co/HuggingFaceTB/SmolLM2-135M-Instruct model card, instruction model table"
@@ -185,7 +185,7 @@ def score_cached_prefix(samples_path: Path, rows: list[dict]) -> tuple[dict[str,
     """Score the cached samples of an unfinished run on the longest *prefix* of ``rows`` whose every prompt has a
     sample -- a fixed subset (the first N prompts), not the prompts that happened to finish first (with requests
     in flight those are the short answers). Returns (items in the shape of ``items.jsonl``, stats)."""
-    from recipe.eval.benchmarks.registry import get_suite
+    from recipe.eval.benchmarks.suite_registry import get_suite
     suite = get_suite("ifeval")
     cached = cached_generations(samples_path)
     items = {}
@@ -203,7 +203,7 @@ def score_cached_prefix(samples_path: Path, rows: list[dict]) -> tuple[dict[str,
 
 def cached_generations(samples_path: Path) -> dict:
     """The first sample of every item in a run's ``samples.jsonl`` (errors skipped), by item id."""
-    from recipe.eval.backends.base import Generation
+    from recipe.eval.backends.backend_interface import Generation
     from recipe.eval.harness import read_jsonl_lenient
     cached: dict[str, Generation] = {}
     for d in read_jsonl_lenient(Path(samples_path)):
@@ -227,11 +227,11 @@ def hf_by_greedy_check(samples_path: Path, rows: list[dict], folder: Path, out: 
     HF's argmax path is the same, HF's greedy completion *is* that text; every other prompt is generated again in
     process and scored on HF's own completion. Verdicts and regenerations are appended to ``out`` as they finish,
     so a stopped run resumes. Returns (HF items in the shape of ``items.jsonl``, stats)."""
-    from recipe.eval.backends.base import Generation, Job
+    from recipe.eval.backends.backend_interface import Generation, Job
     from recipe.eval.backends.greedy_check import GreedyVerdict, ServedCompletion, summarize, verify_greedy
     from recipe.eval.harness import read_jsonl_lenient
     from recipe.eval.backends.hf import HFBackend
-    from recipe.eval.benchmarks.registry import get_suite
+    from recipe.eval.benchmarks.suite_registry import get_suite
     suite = get_suite("ifeval")
     out.mkdir(parents=True, exist_ok=True)
     vpath, gpath = out / "verdicts.jsonl", out / "regenerated.jsonl"

@@ -1,7 +1,7 @@
 """Lean decode steps for our generation loop (``recipe.train.rollout.generate``), one module per architecture,
 and the picker:
 
-- :mod:`recipe.model.decode.rows`: ``DecodeRows``, the row bookkeeping every architecture shares (K/V buffers, key
+- :mod:`recipe.model.decode.row_state`: ``DecodeRows``, the row bookkeeping every architecture shares (K/V buffers, key
   mask, per-row positions, joining length buckets, keeping or dropping rows);
 - :mod:`recipe.model.decode.nemotron_h`: ``NemotronHDecodeState`` (Mamba-2 step, attention, dense MoE);
 - :mod:`recipe.model.decode.llama`: ``LlamaDecodeState`` (RoPE at each row's position, GQA);

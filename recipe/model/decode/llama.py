@@ -4,7 +4,7 @@ generation loop (``recipe.train.rollout.generate``).
 Hugging Face's cached forward grows its key/value cache by concatenation every step (each step copies the whole
 cache), builds a 4D attention mask and a cache object per call, and runs ~10 module calls a layer.
 ``LlamaDecodeState`` runs the same math on plain tensors (the row bookkeeping is
-:class:`recipe.model.decode.rows.DecodeRows`'):
+:class:`recipe.model.decode.row_state.DecodeRows`'):
 
 - keys and values go into a preallocated buffer of ``prompt + max_new_tokens`` columns, beside a key mask; on CUDA
   the buffer holds the autocast dtype (bf16), the precision Hugging Face's SDPA casts the cache to anyway;
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import torch
 
-from recipe.model.decode.rows import DecodeRows
+from recipe.model.decode.row_state import DecodeRows
 
 
 def is_lean_llama(model) -> bool:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from recipe.model.decode.rows import DecodeRows
+from recipe.model.decode.row_state import DecodeRows
 from recipe.model.fast_mamba import mamba_decode_step
 
 _SUPPORTED = {"linear_attention", "full_attention", "moe", "mlp"}
@@ -34,7 +34,7 @@ def is_lean_nemotron_h(model) -> bool:
 
 
 class NemotronHDecodeState(DecodeRows):
-    """NemotronH's per-row decode state (:class:`recipe.model.decode.rows.DecodeRows`); ``step`` feeds one token
+    """NemotronH's per-row decode state (:class:`recipe.model.decode.row_state.DecodeRows`); ``step`` feeds one token
     per row."""
 
     def __init__(self, *args, **kwargs):

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from recipe.eval.olympiad.icpc.judge import Judgement
-from recipe.eval.olympiad.icpc.scoring import Run, standings
+from recipe.eval.olympiad.icpc.icpc_judge import Judgement
+from recipe.eval.olympiad.icpc.icpc_standings import Run, standings
 
 
 @dataclass

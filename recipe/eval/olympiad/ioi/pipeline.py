@@ -7,7 +7,7 @@ also judged on the hidden tests for the oracle upper bound (never used by the se
 """
 from __future__ import annotations
 
-from recipe.eval.olympiad.ioi.judge import IOIJudge
+from recipe.eval.olympiad.ioi.ioi_judge import IOIJudge
 from recipe.eval.olympiad.ioi.selection import (MAX_SUBMISSIONS, Candidate, LegalSelector, SubmissionBudget,
                                                legal_score, oracle_score)
 

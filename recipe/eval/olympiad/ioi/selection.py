@@ -15,9 +15,9 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Callable
 
-from recipe.eval.olympiad.ioi.judge import SubmissionResult
-from recipe.eval.olympiad.ioi.package import Subtask
-from recipe.eval.olympiad.ioi.scoring import best_per_subtask, task_score
+from recipe.eval.olympiad.ioi.ioi_judge import SubmissionResult
+from recipe.eval.olympiad.ioi.ioi_package import Subtask
+from recipe.eval.olympiad.ioi.ioi_scoring import best_per_subtask, task_score
 
 MAX_SUBMISSIONS = 50  # per task (IOI rules, EVAL.md §6)
 

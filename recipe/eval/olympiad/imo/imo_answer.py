@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from recipe.eval.olympiad.chat import ChatModel, JudgeError
-from recipe.eval.olympiad.prompts import PromptTemplate
-from recipe.eval.olympiad.stats import mean_se
+from recipe.eval.olympiad.completion_client import ChatModel, JudgeError
+from recipe.eval.olympiad.judge_prompts import PromptTemplate
+from recipe.eval.olympiad.item_stats import mean_se
 
 VERSIONS = {"v1": "answerbench.csv", "v2": "answerbench_v2.csv", "v2-pr18": "answerbench_v2.pr18-fixed.csv"}
 CATEGORIES = ("Algebra", "Combinatorics", "Geometry", "Number theory")

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from recipe.hub.download import MANIFEST_NAME, configured_revision, default_local_dir, download_artifact
-from recipe.hub.errors import HubError, HubUnreachableError, current_endpoint, public_endpoint
+from recipe.hub.hub_errors import HubError, HubUnreachableError, current_endpoint, public_endpoint
 
 
 def download_released(profile: str = "tiny", artifacts=("released-model", "sft-data", "rl-data"),

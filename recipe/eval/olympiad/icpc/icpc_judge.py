@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from recipe.eval.olympiad.icpc.package import KattisProblem
-from recipe.eval.olympiad.icpc.validate import default_validate
-from recipe.eval.olympiad.ioi.judge import with_task_prelude
+from recipe.eval.olympiad.icpc.kattis_package import KattisProblem
+from recipe.eval.olympiad.icpc.output_validator import default_validate
+from recipe.eval.olympiad.ioi.ioi_judge import with_task_prelude
 from recipe.sandbox import Limits, Session
 from recipe.sandbox.cpp import CHECKER_FLAGS, COMPILE_LIMITS, SOLUTION_FLAGS
 

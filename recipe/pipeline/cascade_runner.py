@@ -13,7 +13,7 @@ from rich.console import Console
 from recipe.config import load_config
 from recipe.config.schema import STAGE_PLAN
 from recipe.pipeline.kernel import SharedKernel, register_shared_kernel_engine
-from recipe.pipeline.report import print_report
+from recipe.reporting.run_report import print_report
 from recipe.pipeline.stage_inputs import StageNotImplemented, check_runnable, stage_inputs
 from recipe.runs.layout import DATA_PHASE, REPORT_PHASE, RunDir, write_json_atomic
 from recipe.runs.run_init import check_run_matches, default_run_id, init_run, open_or_init_run
@@ -84,7 +84,7 @@ def run_pipeline(profile: str = "tiny", run_id: str | None = None, overrides: li
     # The shared kernel starts with the run and imports the training code (torch, transformers, the stage runner)
     # while the data notebook runs on a light kernel of its own; the validation lanes (recipe.validation.lanes) are then
     # forked from it (before any torch work), so they import nothing themselves
-    prestart = ("import recipe.pipeline.notebook_api, recipe.pipeline.stage_runner\n"
+    prestart = ("import recipe.pipeline.phase_notebook_api, recipe.pipeline.stage_runner\n"
                 "from recipe.validation.lanes import prestart_lanes\n"
                 f"prestart_lanes({cfg.evaluation.lanes}, fork=True)")
     kernel = None
@@ -124,7 +124,7 @@ def _report_data_in(kernel: SharedKernel, run: RunDir) -> dict | None:
     them) if that fails."""
     import json
     try:
-        out = kernel.run_code("import json as _json\nfrom recipe.pipeline.report import report_data as _report_data\n"
+        out = kernel.run_code("import json as _json\nfrom recipe.reporting.run_report import report_data as _report_data\n"
                               "from recipe.runs.layout import RunDir as _RunDir\n"
                               f"print({_DATA_MARK!r} + _json.dumps(_report_data(_RunDir.for_id({run.run_id!r}))))")
         line = next(ln for ln in out.splitlines() if ln.startswith(_DATA_MARK))

@@ -2,7 +2,7 @@
 
 The same tiny profile is run at several sizes of the same architecture (NemotronH: the hybrid Mamba-2 / MoE /
 attention pattern of the paper's model, scaled in width and depth), several seeds each. For each size it reports:
-- every claim of ``recipe.pipeline.evidence.TARGETS``, pooled over the seeds;
+- every claim of ``recipe.reporting.evidence.TARGETS``, pooled over the seeds;
 - a forgetting index per domain: the score of the domain's best checkpoint of the cascade minus the final
   checkpoint's, a paired difference over the same report prompts pooled over the seeds. The best checkpoint is
   picked on those same prompts, so the index leans high: it is an upper bound on what the cascade forgot;
@@ -115,7 +115,7 @@ def below_sft_rows(runs: list[RunDir]) -> list[dict]:
 
 def study_rows(runs_by_size: dict[str, list[RunDir]], walls: dict[str, list[float]] | None = None) -> dict:
     """The study as one JSON-able object: per size its parameter count, claims, forgetting, SFT scores, walls."""
-    from recipe.pipeline.evidence import evidence_rows
+    from recipe.reporting.evidence import evidence_rows
     out = {}
     for name, runs in runs_by_size.items():
         out[name] = {"runs": [r.run_id for r in runs], "parameters": _parameters(runs[0]),

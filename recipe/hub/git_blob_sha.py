@@ -1,5 +1,5 @@
 """Git's blob sha1 of a file, alone or with its sha256 in one read: what the Hub reports for non-LFS files, for download
-manifests and publish comparisons (a file's sha256 alone: ``recipe.runs.hashing.sha256_file``)."""
+manifests and publish comparisons (a file's sha256 alone: ``recipe.runs.content_hashes.sha256_file``)."""
 from __future__ import annotations
 
 import hashlib

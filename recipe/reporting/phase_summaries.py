@@ -62,7 +62,7 @@ def _validation_line(run: RunDir, stage: str) -> str:
 
 
 def _curve_line(run: RunDir, stage: str) -> str:
-    from recipe.pipeline.metrics_reader import stage_scalars
+    from recipe.reporting.metrics_reader import stage_scalars
     try:
         df = stage_scalars(run, stage)
     except FileNotFoundError:
@@ -80,7 +80,7 @@ def _curve_line(run: RunDir, stage: str) -> str:
 
 def stage_summary(run: RunDir, cfg: RecipeConfig, stage: str) -> str:
     """Markdown: a stage's curve trend, validation, and its change over its input checkpoint (CIs)."""
-    from recipe.pipeline.report import stage_deltas
+    from recipe.reporting.run_report import stage_deltas
     if not run.is_done(stage):
         return f"### What this run showed\n\n`{stage}` has not finished in run `{run.run_id}`.\n\n{next_step(stage)}"
     lines = [x for x in (_curve_line(run, stage), _validation_line(run, stage)) if x]
@@ -105,7 +105,7 @@ def data_summary(run: RunDir, cfg: RecipeConfig) -> str:
             f"selection and {split_total['val']:,} validation prompts, the splits disjoint.")
     report = run.stage_dir(DATA_PHASE) / "curated" / "report.json"
     if report.exists():
-        from recipe.data.report import report_table
+        from recipe.data.curation_report_views import report_table
         total = report_table(report).loc["total"]
         dropped = {c: int(total[c]) for c in ("contaminated", "exact_duplicate", "near_duplicate", "quarantined")
                    if c in total and total[c]}
@@ -115,7 +115,7 @@ def data_summary(run: RunDir, cfg: RecipeConfig) -> str:
 
 
 def report_summary(run: RunDir) -> str:
-    from recipe.pipeline.report import report_rows, teacher_marks
+    from recipe.reporting.run_report import report_rows, teacher_marks
     rows = [r for r in report_rows(run) if r["average"] is not None]
     if not rows:
         return f"### What this run showed\n\nNo stage of `{run.run_id}` has scores yet.\n\n{next_step('report')}"

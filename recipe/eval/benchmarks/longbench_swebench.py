@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
-from recipe.eval.benchmarks.registry import RowError, Suite, register_suite
-from recipe.eval.sampling import SamplingParams
+from recipe.eval.benchmarks.suite_registry import RowError, Suite, register_suite
+from recipe.eval.sampling_settings import SamplingParams
 from recipe.rewards.extract import BadResponse, last_boxed, parse_response
 
 # --- LongBench v2 ------------------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from recipe.data.formats.errors import RowError
+from recipe.data.formats.row_error import RowError
 from recipe.data.formats.nemo_gym import native_id
 from recipe.data.record import make_record, validate_record
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from recipe.eval.sampling import SamplingParams
+from recipe.eval.sampling_settings import SamplingParams
 
 Verdict = dict  # {"score": float in [0, 1], "no_answer": bool, "reason": str, ...suite-specific fields}
 

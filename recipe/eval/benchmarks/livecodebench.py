@@ -18,9 +18,9 @@ import zlib
 from typing import Any
 
 from recipe.eval.benchmarks import lcb_grading
-from recipe.eval.benchmarks.registry import RowError, Suite, register_suite
-from recipe.eval.sampling import SamplingParams
-from recipe.rewards.code import extract_code
+from recipe.eval.benchmarks.suite_registry import RowError, Suite, register_suite
+from recipe.eval.sampling_settings import SamplingParams
+from recipe.rewards.code_verifier import extract_code
 from recipe.rewards.extract import BadResponse, parse_response
 
 SYSTEM = "You are a helpful and harmless assistant.\n\nYou are not allowed to use any tools."

@@ -23,7 +23,7 @@ MODEL_CARD_SECTIONS = ("Model Details", "Training Details", "Evaluation", "Licen
 def other_license(base_id: str | None) -> tuple[str, str]:
     """(license_name, license_link) for ``license: other``: a checkpoint derived from an NVIDIA base inherits
     the NVIDIA Open Model License; otherwise the publisher did not name one and the card says so."""
-    from recipe.data.cards import LICENSE_LINKS
+    from recipe.data.dataset_cards import LICENSE_LINKS
     if base_id and base_id.startswith("nvidia/"):
         return "NVIDIA Open Model License", LICENSE_LINKS["NVIDIA Open Model License"]
     return "not specified by the publisher (set hub.publish.license)", "README.md#licensing"

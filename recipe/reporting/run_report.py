@@ -9,7 +9,7 @@ the heatmap should call it too)::
      "claims":   [{"target", "claim", "measure", "score", "ci_low", "ci_high", "n", "holds"}, ...]}
 
 ``claims`` are README's claims about what each stage shows, evaluated on this one run by the code that pools them
-over seeds for README's table (``recipe.pipeline.evidence``): ``recipe run`` ends by printing them.
+over seeds for README's table (``recipe.reporting.evidence``): ``recipe run`` ends by printing them.
 
 A delta compares a stage's checkpoint with its input checkpoint (``<stage>.init_from``) on the same prompts and
 the same sampling seeds, resampling prompts jointly (``recipe.stats.paired_bootstrap_delta``).
@@ -23,7 +23,7 @@ from rich.console import Console
 from rich.table import Table
 
 from recipe.console_tables import print_table
-from recipe.pipeline.evidence import stage_input_of
+from recipe.reporting.evidence import stage_input_of
 from recipe.runs.layout import RunDir, file_stamp, read_json
 from recipe.stats import item_means, paired_bootstrap_delta
 from recipe.validation.samples import read_samples, samples_path
@@ -112,7 +112,7 @@ def teacher_rows(run: RunDir) -> list[dict]:
 
 
 def report_data(run: RunDir, claims: bool = True) -> dict:
-    from recipe.pipeline.evidence import evidence_rows
+    from recipe.reporting.evidence import evidence_rows
     from recipe.runs.teachers import read_teachers
     stages, deltas = {}, {}
     for stage in run.done_stages():
@@ -165,7 +165,7 @@ def print_report(run: RunDir, not_run: list[str] | None = None, console: Console
 
 def print_claims(run: RunDir, claims: list[dict], console: Console) -> None:
     """README's claims on this run (one seed), each with its 95% CI and n, and which hold on this seed."""
-    from recipe.pipeline.evidence import claim_line
+    from recipe.reporting.evidence import claim_line
     if not claims:
         return
     seed = read_json(run.run_json_path, {}).get("seed")

@@ -18,8 +18,8 @@ import re
 import shutil
 from dataclasses import asdict, dataclass, field
 
-from recipe.eval.olympiad.ioi.package import TaskPackage
-from recipe.eval.olympiad.ioi.scoring import submission_subtask_scores, worst_status
+from recipe.eval.olympiad.ioi.ioi_package import TaskPackage
+from recipe.eval.olympiad.ioi.ioi_scoring import submission_subtask_scores, worst_status
 from recipe.sandbox import Limits, Session
 from recipe.sandbox.cpp import CHECKER_FLAGS, COMPILE_LIMITS, SOLUTION_FLAGS
 

@@ -16,7 +16,7 @@ import re
 from typing import Any, Callable
 
 from recipe.config.olympiad_section import ProofTTSSection
-from recipe.eval.olympiad.chat import ChatModel, JudgeError
+from recipe.eval.olympiad.completion_client import ChatModel, JudgeError
 
 GENERATE = ("Solve the following olympiad problem. Write a complete and rigorous proof.\n\n"
             "Problem:\n{problem}")

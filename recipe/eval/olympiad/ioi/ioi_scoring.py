@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping
 
-from recipe.eval.olympiad.ioi.package import Subtask
+from recipe.eval.olympiad.ioi.ioi_package import Subtask
 
 STATUS_ORDER = ("CE", "RE", "WA", "MLE", "TLE", "PA", "OK")  # worst first
 

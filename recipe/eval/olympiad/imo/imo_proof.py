@@ -20,9 +20,9 @@ import re
 from pathlib import Path
 from typing import Any, Callable
 
-from recipe.eval.olympiad.chat import ChatModel, JudgeError
-from recipe.eval.olympiad.prompts import PromptTemplate
-from recipe.eval.olympiad.stats import mean_se
+from recipe.eval.olympiad.completion_client import ChatModel, JudgeError
+from recipe.eval.olympiad.judge_prompts import PromptTemplate
+from recipe.eval.olympiad.item_stats import mean_se
 
 VERSIONS = {"v1": "proofbench.csv", "v2": "proofbench_v2.csv"}
 JUDGE_FIELDS = {"problem", "reference_solution", "rubric", "predicted_answer"}

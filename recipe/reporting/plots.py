@@ -15,7 +15,7 @@ import matplotlib.pyplot as plt
 from matplotlib.colors import to_rgb
 from matplotlib.ticker import MaxNLocator
 
-from recipe.pipeline.report import score_table, teacher_basis, teacher_marks
+from recipe.reporting.run_report import score_table, teacher_basis, teacher_marks
 from recipe.runs.layout import RunDir, read_json
 
 DPI = 100
@@ -71,7 +71,7 @@ def plot_stage_curves(run: RunDir, stage: str, title: str | None = None):
     """Training curves of one stage from either backend (``metrics_reader.stage_scalars``: NeMo-RL tag names), one
     panel per logged tag of ``CURVE_TAGS`` (two columns). A tag with no value is not drawn: the figure's caption
     names it. Returns None (after printing one line) when no tag has a value."""
-    from recipe.pipeline.metrics_reader import stage_scalars
+    from recipe.reporting.metrics_reader import stage_scalars
     title = title or stage
     df = stage_scalars(run, stage)
     keys = [k for k in CURVE_TAGS if k in df.columns and df[k].notna().any()]

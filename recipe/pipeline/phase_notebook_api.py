@@ -2,7 +2,7 @@
 
 Every notebook takes papermill parameters ``run_id``, ``profile``, ``overrides`` (list of ``key=value``) and, for
 stage notebooks, ``stage`` and ``backend`` (``local`` trains in-process; ``cluster`` renders/submits/monitors a
-NeMo-RL job through ``recipe.cluster.notebook_api``). Run top to bottom interactively, a notebook creates the run
+NeMo-RL job through ``recipe.cluster.cluster_notebook_api``). Run top to bottom interactively, a notebook creates the run
 if it does not exist and runs earlier phases that are missing, so each one also works on its own.
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pandas as pd
 
 from recipe.domains.data_phase import prepare_data
 from recipe.pipeline.params import as_list
-from recipe.pipeline.report import report_rows
+from recipe.reporting.run_report import report_rows
 from recipe.runs.layout import DATA_PHASE, RunDir
 from recipe.runs.run_init import open_or_init_run, open_run
 
@@ -40,7 +40,7 @@ def curate_data(run_id: str, sources: list[str] | None = None, decontaminate_aga
     downloaded Hub folders, e.g. from `recipe hub download rl-data`) when given, else on the tiny training files
     decontaminated against the tiny validation files. Returns (report, counts table)."""
     from recipe.data.curate import curate
-    from recipe.data.report import report_table
+    from recipe.data.curation_report_views import report_table
     from recipe.eval.decontam_items import eval_set
     sources, decontaminate_against = as_list(sources, "sources"), as_list(decontaminate_against, "decontaminate_against")
     run, cfg = open_run(run_id)
@@ -58,7 +58,7 @@ def curate_data(run_id: str, sources: list[str] | None = None, decontaminate_aga
 def stage(run_id: str, stage: str, profile: str = "tiny", overrides: list[str] | None = None,
           progress: bool = True) -> dict:
     """Run one stage in-process (earlier missing phases first); returns its manifest."""
-    from recipe.pipeline.runner import run_stage_in_process
+    from recipe.pipeline.cascade_runner import run_stage_in_process
     m = run_stage_in_process(stage, run_id, profile, as_list(overrides, "overrides"), progress=progress,
                              run_earlier=True)
     if m.get("skipped"):
@@ -68,7 +68,7 @@ def stage(run_id: str, stage: str, profile: str = "tiny", overrides: list[str] |
 
 def validation_table(run_id: str, stage: str):
     """The stage checkpoint's validation per domain (rows): score, its 95% CI and n prompts (report split, %)."""
-    from recipe.pipeline.tables import readable
+    from recipe.reporting.notebook_tables import readable
     from recipe.runs.layout import read_json
     run = RunDir.for_id(run_id)
     v = read_json(run.validation_path(stage)) or {}
@@ -87,7 +87,7 @@ def stage_curves(run_id: str, stage: str) -> None:
     """Show the stage's training curves (either backend); says so instead of failing while nothing is logged yet.
     ``swe_rl`` has two phases, each its own figure: agentless (``swe_rl_agentless``, metrics in swe_rl/agentless)
     and agentic (``swe_rl``)."""
-    from recipe.pipeline import plots
+    from recipe.reporting import plots
     run = RunDir.for_id(run_id)
     title = stage
     if stage == "swe_rl_agentless":  # the first phase of swe_rl (a row of scores.json, metrics in swe_rl/agentless)
@@ -103,7 +103,7 @@ def stage_curves(run_id: str, stage: str) -> None:
 
 def all_stage_curves(run_id: str) -> None:
     """Every scored checkpoint's training curves, in run order (the report notebook's last section)."""
-    from recipe.pipeline.report import score_table
+    from recipe.reporting.run_report import score_table
     for stage, _ in score_table(RunDir.for_id(run_id))[1]:
         stage_curves(run_id, stage)
 
@@ -113,7 +113,7 @@ SCORE_COLS = 5  # domains per table part: five "12.5 [3, 20]" columns fit the ou
 
 def scores_table(run_id: str):
     """Validation score per stage and domain (%) and their average, one decimal."""
-    from recipe.pipeline.tables import readable
+    from recipe.reporting.notebook_tables import readable
     df = pd.DataFrame(report_rows(RunDir.for_id(run_id)))
     if df.empty:
         print(f"run {run_id}: no stage has scores yet")
@@ -124,7 +124,7 @@ def scores_table(run_id: str):
 
 def heatmap(run_id: str) -> None:
     """Show the checkpoint x domain heatmap with each domain's MOPD teacher marked."""
-    from recipe.pipeline import plots
+    from recipe.reporting import plots
     plots.show(plots.plot_heatmap(RunDir.for_id(run_id)))
 
 
@@ -134,8 +134,8 @@ def teachers_table(run_id: str):
     MOPD, the best report-split checkpoint so far per domain."""
     from IPython.display import display
 
-    from recipe.pipeline.report import teacher_rows
-    from recipe.pipeline.tables import readable, score_ci
+    from recipe.reporting.run_report import teacher_rows
+    from recipe.reporting.notebook_tables import readable, score_ci
     rows = teacher_rows(RunDir.for_id(run_id))
     if not rows:
         print("no teachers yet: teachers.json is written after the first stage's validation")
@@ -163,7 +163,7 @@ def cluster_stage(run_id: str, stage: str, profile: str = "paper", overrides: li
                   submit: bool = False, allow_unpinned: bool = False, allow_dirty: bool = False) -> dict:
     """backend="cluster": render the stage's NeMo-RL job into the run, diff it against the release defaults,
     submit it only when ``submit`` is true, and read its progress back into the run layout."""
-    from recipe.cluster import notebook_api as cluster
+    from recipe.cluster import cluster_notebook_api as cluster
     ensure_run(run_id, profile, overrides)
     rendered = cluster.render_stage(run_id, stage, allow_unpinned=allow_unpinned, allow_dirty=allow_dirty)
     return {"rendered": rendered, "diff": cluster.config_diff(rendered),
@@ -193,24 +193,24 @@ def _config(run_id: str, profile: str = "tiny", overrides: list[str] | str | Non
 
 def explain(run_id: str, phase: str, profile: str = "tiny", overrides: list[str] | str | None = None):
     """The phase's opening text (what, why, objective, config values in force, what to look for) as Markdown,
-    rendered from the config so it cannot go stale (``recipe.pipeline.stage_docs``)."""
+    rendered from the config so it cannot go stale (``recipe.reporting.stage_docs``)."""
     from IPython.display import Markdown
 
-    from recipe.pipeline.stage_docs import explain as text
+    from recipe.reporting.stage_docs import explain as text
     return Markdown(text(_config(run_id, profile, overrides), phase))
 
 
 def rl_stage_menu(run_id: str, profile: str = "tiny", overrides: list[str] | str | None = None):
     from IPython.display import Markdown
 
-    from recipe.pipeline.stage_docs import rl_stage_menu as text
+    from recipe.reporting.stage_docs import rl_stage_menu as text
     return Markdown(text(_config(run_id, profile, overrides)))
 
 
 def diagnostics(run_id: str, stage: str):
     """First / mean / last value of the step diagnostics no curve shows (either backend, NeMo-RL tag names)."""
-    from recipe.pipeline.metrics_reader import stage_scalars
-    from recipe.pipeline.tables import readable
+    from recipe.reporting.metrics_reader import stage_scalars
+    from recipe.reporting.notebook_tables import readable
     try:
         df = stage_scalars(RunDir.for_id(run_id), stage)
     except FileNotFoundError as e:
@@ -229,7 +229,7 @@ def sample_completions(run_id: str, stage: str, per_domain: int = 1, max_chars: 
     """Validation completions of the same prompts before (the stage's input checkpoint) and after the stage, with
     their rewards (first sample of each prompt; from the per-sample validation files). Newlines are kept."""
     from recipe.validation.samples import read_samples, samples_path
-    from recipe.pipeline.tables import readable
+    from recipe.reporting.notebook_tables import readable
     run, cfg = open_run(run_id)
     after = read_samples(samples_path(run, stage))
     before_stage = cfg.input_stage(stage) if stage != "sft" else None
@@ -271,7 +271,7 @@ def run_missing_phases(run_id: str, profile: str = "tiny", overrides: list[str] 
     """For the report notebook on its own: create the run if needed and run every stage up to the profile's
     ``run.until`` that is not done yet (data first). Returns the stages that were run."""
     from recipe.config.schema import STAGE_PLAN
-    from recipe.pipeline.runner import run_stage_in_process
+    from recipe.pipeline.cascade_runner import run_stage_in_process
     run, cfg = ensure_run(run_id, profile, overrides)
     missing = [s for s in STAGE_PLAN[: STAGE_PLAN.index(cfg.run.until) + 1] if not run.is_done(s)]
     if missing:
@@ -288,8 +288,8 @@ def _n_header(domain: str, entries: list[dict]) -> str:
 def report_table(run_id: str):
     """The numbers of `recipe report --json`: per stage (rows) and domain (columns), score [95% CI] in %, n prompts
     in the column header; the exact interval on hover."""
-    from recipe.pipeline.report import report_data
-    from recipe.pipeline.tables import exact_ci, readable, score_ci
+    from recipe.reporting.run_report import report_data
+    from recipe.reporting.notebook_tables import exact_ci, readable, score_ci
     stages = report_data(RunDir.for_id(run_id))["stages"]
     domains = list(dict.fromkeys(d for doms in stages.values() for d in doms))
     head = {d: _n_header(d, [doms[d] for doms in stages.values() if d in doms]) for d in domains}
@@ -305,8 +305,8 @@ def report_table(run_id: str):
 def deltas_table(run_id: str):
     """Each stage minus its input checkpoint, per domain: paired bootstrap delta [95% CI] in points; a delta whose
     interval excludes 0 is bold (a change shown), the others are changes not shown."""
-    from recipe.pipeline.report import report_data
-    from recipe.pipeline.tables import exact_ci, readable, score_ci
+    from recipe.reporting.run_report import report_data
+    from recipe.reporting.notebook_tables import exact_ci, readable, score_ci
     deltas = report_data(RunDir.for_id(run_id))["deltas"]
     rows = {f"{s} - {dl['input']}": {d: e for d, e in dl.items() if d != "input"} for s, dl in deltas.items()}
     if not rows:
@@ -329,10 +329,10 @@ def deltas_table(run_id: str):
 
 # -- the closing cell of each notebook: what the run showed, and where to go next ---------------------------------
 def summary(run_id: str, phase: str):
-    """Markdown for the last cell of a phase notebook (``recipe.pipeline.summaries``)."""
+    """Markdown for the last cell of a phase notebook (``recipe.reporting.phase_summaries``)."""
     from IPython.display import Markdown
 
-    from recipe.pipeline import summaries
+    from recipe.reporting import phase_summaries as summaries
     run = RunDir.for_id(run_id)
     if not run.config_path.exists():
         return Markdown(f"Run `{run_id}` does not exist yet.\n\n{summaries.next_step(phase)}")
@@ -347,22 +347,22 @@ def summary(run_id: str, phase: str):
 def next_step(phase: str):
     from IPython.display import Markdown
 
-    from recipe.pipeline.summaries import next_step as text
+    from recipe.reporting.phase_summaries import next_step as text
     return Markdown(text(phase))
 
 
 def counts_plot(counts: pd.DataFrame) -> None:
     """Prompts per domain and split (the data phase's counts table) as grouped bars."""
-    from recipe.pipeline import plots
+    from recipe.reporting import plots
     plots.show(plots.plot_counts(counts))
 
 
 def curation_plot(report) -> None:
-    """What curation kept and dropped per source (``recipe.data.report.plot_report``), axes labelled."""
+    """What curation kept and dropped per source (``recipe.data.curation_report_views.plot_report``), axes labelled."""
     import matplotlib.pyplot as plt
 
-    from recipe.data.report import plot_report, report_table
-    from recipe.pipeline import plots
+    from recipe.data.curation_report_views import plot_report, report_table
+    from recipe.reporting import plots
     fig, ax = plt.subplots(figsize=(plots.PANEL_W * 2, 0.35 * max(len(report_table(report)) - 1, 3) + 1.6))
     plot_report(report, ax=ax)
     ax.set_ylabel("source file")

@@ -2,7 +2,7 @@
 
 Instead of training in-process, a notebook cell does::
 
-    from recipe.cluster import notebook_api as nb
+    from recipe.cluster import cluster_notebook_api as nb
     result = nb.render_stage(run_id, stage)          # dry run: YAML + launch.sh + convert.sh + provenance
     print(nb.config_diff(result))                    # our keys vs the NeMo-RL release defaults
     nb.submit(result, submit=False)                  # prints the command; submit=True runs sbatch via launch.sh
@@ -28,7 +28,7 @@ from recipe.cluster import status as _status
 from recipe.cluster.release import ReleaseTree
 from recipe.cluster.render import RenderResult
 from recipe.cluster.render import render_stage as _render
-from recipe.cluster.validate import config_diff_text
+from recipe.cluster.config_checks import config_diff_text
 from recipe.runs.layout import RunDir
 
 

@@ -38,6 +38,6 @@ class Example:
 
 Generator = Callable[[random.Random, TinyDomainSpec], Example]
 
-# Domains played as multi-turn tool episodes in the sandbox (``recipe.train.agentic``), not one response per prompt:
+# Domains played as multi-turn tool episodes in the sandbox (``recipe.train.agentic_rollouts``), not one response per prompt:
 # validation scores them by episodes, in non-thinking mode, and their generation cap is per turn.
 AGENTIC_DOMAINS = frozenset({"swe_agentic"})

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from recipe.rewards.extract import BadResponse, last_boxed, parse_response
-from recipe.rewards.registry import UnknownVerifierError, register
+from recipe.rewards.verifier_registry import UnknownVerifierError, register
 
 Preference = Literal["A", "B", "tie"]
 
@@ -230,7 +230,7 @@ def judge_from_section(section) -> PairwiseJudge:
 def _pairwise_is_not_per_response(record: dict, response: Any):
     raise UnknownVerifierError(
         "verifier 'pairwise_judge' compares two responses: score these rows with "
-        "recipe.rewards.judge.make_judge(...).compare(prompt, response_a, response_b), not verify()/verify_batch()"
+        "recipe.rewards.pairwise_judges.make_judge(...).compare(prompt, response_a, response_b), not verify()/verify_batch()"
     )
 
 
