@@ -23,8 +23,10 @@ from recipe.runs.layout import replace_dir
 from recipe.model.tokenizer import train_tokenizer
 
 
-def _quiet_hf() -> None:
-    hf_logging.set_verbosity_error()  # the "fast path not available" notice is expected on CPU
+def quiet_hf() -> None:
+    """Silence transformers' logging below errors, its progress bars, and the "fast path not available" warning
+    before building or loading a model: on CPU the Mamba kernels are absent by design, so the notice is noise."""
+    hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
     warnings.filterwarnings("ignore", message=".*fast path.*")
 
@@ -37,7 +39,7 @@ def nemotron_h_config(section: ModelSection, tokenizer) -> NemotronHConfig:
 
 def build_tiny(section: ModelSection, corpus: list[str], seed: int):
     """Return (model, tokenizer) for the tiny profile: tokenizer trained on ``corpus``, model from ``seed``."""
-    _quiet_hf()
+    quiet_hf()
     if section.tokenizer is None:
         raise ValueError("model.tokenizer must be set for source: build_tiny")
     tokenizer = train_tokenizer(corpus, section.tokenizer.vocab_size)
@@ -72,7 +74,7 @@ def save_checkpoint(model, tokenizer, path: Path) -> Path:
 
 def load_checkpoint(path: Path, *, trust_remote_code: bool = False):
     """Load (model, tokenizer) from a Hugging Face folder. safetensors only; no repository code unless asked."""
-    _quiet_hf()
+    quiet_hf()
     path = Path(path)
     if not (path / "config.json").exists():
         raise FileNotFoundError(f"{path} is not a checkpoint folder (no config.json)")

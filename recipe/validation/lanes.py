@@ -175,13 +175,13 @@ def _model_from(config, blob: bytes):
     from safetensors.torch import load
     from transformers import AutoModelForCausalLM
 
-    from recipe.model.build import _quiet_hf
+    from recipe.model.build import quiet_hf
     from recipe.model.fast_mamba import use_fast_mamba
 
     key = config.to_json_string(use_diff=False)
     model = _MODELS.get(key)
     if model is None:
-        _quiet_hf()
+        quiet_hf()
         model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
         use_fast_mamba(model)
         _MODELS[key] = model
