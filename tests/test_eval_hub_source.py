@@ -1,9 +1,11 @@
 """Benchmark rows through recipe/hub from a (loopback) Hub at a pinned commit: MathArena's parquet layout of the
 genuine AIME 2025 rows is fetched, adapted to the suite's layout and scored; a missing file or revision is
-'unavailable', never replaced by other rows; a mirror holding the file is preferred."""
+'unavailable', never replaced by other rows; a mirror holding the file is preferred, and the mirror folder is the
+config's, else the environment's."""
 from __future__ import annotations
 
 import io
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
@@ -12,7 +14,7 @@ from hub_server.env import use_loopback_hub
 from hub_server.fixtures import HubServer
 from recipe.config.benchmarks_section import BenchmarkSource
 from recipe.eval.benchmarks.suite_registry import get_suite
-from recipe.eval.sources import SourceUnavailable, load_rows, read_rows
+from recipe.eval.sources import SourceUnavailable, benchmark_mirror, load_rows, read_rows
 
 
 @pytest.fixture(scope="module")
@@ -45,3 +47,16 @@ def test_rows_from_the_hub_at_a_pinned_commit(hub, shared_dir, monkeypatch, tmp_
     assert load_rows(mirrored, mirror=shared_dir)[1]["via"] == "mirror"
     with pytest.raises(SourceUnavailable, match="has no nope.jsonl and the Hub is off; provide it with --benchmarks DIR"):
         load_rows(src.model_copy(update={"mirror_file": "nope.jsonl"}), mirror=shared_dir, allow_hub=False)
+
+
+def test_the_mirror_folder_is_the_config_s_else_the_environment_s(monkeypatch, tmp_path, project_root):
+    def cfg(mirror):
+        return SimpleNamespace(benchmarks=SimpleNamespace(mirror=mirror))
+
+    monkeypatch.delenv("RECIPE_BENCHMARK_MIRROR", raising=False)
+    assert benchmark_mirror(cfg(None)) is None
+    monkeypatch.setenv("RECIPE_BENCHMARK_MIRROR", str(tmp_path / "env"))
+    assert benchmark_mirror(cfg(None)) == tmp_path / "env"
+    assert benchmark_mirror(cfg(str(tmp_path / "set"))) == tmp_path / "set"
+    monkeypatch.chdir(tmp_path)  # a relative folder is the project's, wherever the command runs
+    assert benchmark_mirror(cfg("mirror/files")) == project_root / "mirror" / "files"

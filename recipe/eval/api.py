@@ -17,10 +17,8 @@ from recipe.eval.benchmarks.longbench_swebench import ExecutionUnavailable
 from recipe.eval.benchmarks.suite_registry import Suite, get_suite
 from recipe.eval.harness import evaluate_suite
 from recipe.eval.sampling_settings import SamplingParams
-from recipe.eval.sources import SourceUnavailable, load_rows
+from recipe.eval.sources import SourceUnavailable, benchmark_mirror, load_rows
 from recipe.rewards import nltk_data
-
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
 def resolve_sampling(suite: Suite, **overrides) -> SamplingParams:
@@ -59,19 +57,6 @@ def make_backend(*, checkpoint: str | Path | None = None, endpoint: str | None =
     return HFBackend(checkpoint, batch_size=batch_size)
 
 
-MIRROR_ENV = "RECIPE_BENCHMARK_MIRROR"
-
-
-def _mirror(cfg) -> Path | None:
-    """The local folder of benchmark files: ``benchmarks.mirror`` when set, else ``$RECIPE_BENCHMARK_MIRROR``, else
-    none (the Hub, where ``allow_hub``; otherwise the suite is reported unavailable)."""
-    m = cfg.benchmarks.mirror or os.environ.get(MIRROR_ENV)
-    if not m:
-        return None
-    p = Path(m)
-    return p if p.is_absolute() else (PROJECT_ROOT / p)
-
-
 def benchmark_source(name: str, cfg):
     entry = cfg.benchmarks.suites.get(name)
     if entry is None or entry.source is None:
@@ -100,7 +85,7 @@ def configure_judge(cfg, *, judge_endpoint: str | None, judge_model: str | None,
     missing = []
     for category, source in entry.baselines.items():
         try:
-            rows, _ = load_rows(source, _mirror(cfg), allow_hub=cfg.benchmarks.allow_hub)
+            rows, _ = load_rows(source, benchmark_mirror(cfg), allow_hub=cfg.benchmarks.allow_hub)
         except SourceUnavailable as e:
             missing.append(f"{category}: {e}")
             continue
@@ -134,7 +119,7 @@ def suite_rows(name: str, cfg, *, run=None, limit: int | None = None) -> tuple[l
             rows = suite.adapt_rows(rows)
         prov = {"run": run.run_id, "split": "val", "domain": domain, "rows": len(rows)}
     else:
-        mirror = _mirror(cfg)
+        mirror = benchmark_mirror(cfg)
         if mirror is not None:  # a mirror may carry the NLTK data the IF checkers read (recipe/rewards/nltk_data.py)
             nltk_data.add_folder(mirror / "nltk_data")
         rows, prov = load_rows(benchmark_source(name, cfg), mirror, allow_hub=cfg.benchmarks.allow_hub)

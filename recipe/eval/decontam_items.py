@@ -21,7 +21,7 @@ from recipe.data.eval_set import (EvalSet, eval_items_from_file, file_sha256, no
 from recipe.data.record import content_text
 from recipe.eval.benchmarks.suite_registry import RowError, get_suite, suite_names
 from recipe.eval.olympiad.imo.imo_answer import COLUMNS as IMO_COLUMNS
-from recipe.eval.sources import SourceUnavailable, fetch, read_rows
+from recipe.eval.sources import SourceUnavailable, benchmark_mirror, fetch, read_rows
 
 # Benchmarks scored outside the suite registry: name -> (id column, item text columns).
 TABLE_BENCHMARKS: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -109,13 +109,12 @@ def _source(name: str, cfg):
 
 def benchmark_items(name: str, cfg) -> tuple[list[tuple[str, str]], dict]:
     """Items of one named benchmark from its configured source (``benchmarks.mirror`` first, then the Hub)."""
-    from recipe.eval.api import _mirror
     if name not in benchmark_names():
         raise ValueError(f"data.decontam.benchmarks: unknown benchmark {name!r}; known: {', '.join(benchmark_names())}")
     try:
         src = _source(name, cfg)
         hub = cfg.benchmarks.allow_hub and src.repo_type in ("dataset", "model", "space")
-        path, prov = fetch(src, _mirror(cfg), allow_hub=hub)
+        path, prov = fetch(src, benchmark_mirror(cfg), allow_hub=hub)
     except SourceUnavailable as e:
         raise ValueError(f"decontamination benchmark {name}: {e}. Put the file in the benchmark mirror "
                          f"(benchmarks.mirror or $RECIPE_BENCHMARK_MIRROR), or list in data.decontam.benchmarks only the "
