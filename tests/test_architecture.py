@@ -1,6 +1,7 @@
 """docs/ARCHITECTURE.md holds against the code: the imports under recipe/ run down the layers it lists, none runs up
 or sideways except those it names (two at most, each with a comment at the import), and no modules import each other
-in a cycle. Imports inside functions count as much as those at the top of a module."""
+in a cycle. Imports inside functions count as much as those at the top of a module. No module imports another's
+private (underscore) name: what two modules share is public, with a docstring, in the module it belongs to."""
 from __future__ import annotations
 
 import ast
@@ -21,6 +22,7 @@ class Import:
     target: str   # imported module of recipe, e.g. recipe.runs.teachers
     path: Path
     line: int
+    name: str | None = None  # the name taken from it by ``from ... import name``; None for ``import recipe.x``
 
 
 def module_files(root: Path) -> dict[str, Path]:
@@ -48,22 +50,32 @@ def read_imports(modules: dict[str, Path]) -> list[Import]:
         is_pkg = path.name == "__init__.py"
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
             if isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
+                names = [(a.name, None) for a in node.names]
             elif isinstance(node, ast.ImportFrom):
                 base = node.module or ""
                 if node.level:  # relative: from the importing module's package, up level-1 packages
                     pkg = mod.split(".") if is_pkg else mod.split(".")[:-1]
                     pkg = pkg[:len(pkg) - (node.level - 1)]
                     base = ".".join(pkg + ([base] if base else []))
-                names = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
+                names = [(f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base, a.name) for a in node.names]
             else:
                 continue
-            for name in names:
+            for name, taken in names:
                 if name == "recipe" or name.startswith("recipe."):
                     target = _resolve(name, modules)
                     if target and target != mod:
-                        out.append(Import(mod, target, path, node.lineno))
+                        out.append(Import(mod, target, path, node.lineno, taken))
     return out
+
+
+def is_private(name: str) -> bool:
+    """``_helper`` is private to its module; ``__version__`` and other dunder names are not."""
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def private_imports(imports: list[Import], root: Path) -> list[str]:
+    return [f"{i.path.relative_to(root)}:{i.line}: {i.source} imports {i.name} from {i.target}"
+            for i in imports if i.name is not None and is_private(i.name)]
 
 
 def package_of(module: str) -> str:
@@ -192,6 +204,29 @@ def test_no_import_cycles(code):
     _, imports = code
     found = cycles(imports)
     assert not found, "modules that import each other:\n" + "\n".join(" <-> ".join(c) for c in found)
+
+
+def test_no_module_imports_a_private_name_of_another(code):
+    _, imports = code
+    bad = private_imports(imports, ROOT)
+    assert not bad, "private names used outside their module (make the name public, or move it where it " \
+        "belongs):\n" + "\n".join(bad)
+
+
+def test_the_checks_see_a_private_import(tmp_path):
+    """An underscore name taken from another module is reported, absolute or relative, at the top or in a function;
+    a dunder name and names from outside the package are not."""
+    pkg = tmp_path / "recipe" / "low"
+    pkg.mkdir(parents=True)
+    for f in (tmp_path / "recipe" / "__init__.py", pkg / "__init__.py"):
+        f.write_text("")
+    (pkg / "a.py").write_text("_x = 1\n__all__ = []\n")
+    (pkg / "b.py").write_text("from __future__ import annotations\nfrom os import _exit\n"
+                              "from recipe.low.a import __all__\nfrom .a import _x\n")
+    (pkg / "c.py").write_text("def f():\n    from recipe.low.a import _x as y\n")
+    bad = private_imports(read_imports(module_files(tmp_path)), tmp_path)
+    assert bad == ["recipe/low/b.py:4: recipe.low.b imports _x from recipe.low.a",
+                   "recipe/low/c.py:2: recipe.low.c imports _x from recipe.low.a"]
 
 
 def test_the_checks_see_a_bad_import(tmp_path):
