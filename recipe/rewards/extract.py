@@ -122,6 +122,19 @@ def parse_response(response: Any, mode: str | None = None) -> ParsedResponse:
     return ParsedResponse(full, last.strip(), reasoning_text, calls, True)
 
 
+def _matching_brace(text: str, open_at: int) -> int | None:
+    """Index of the ``}`` that closes the ``{`` at ``open_at``; None when it never closes."""
+    depth = 0
+    for k in range(open_at, len(text)):
+        if text[k] == "{":
+            depth += 1
+        elif text[k] == "}":
+            depth -= 1
+            if depth == 0:
+                return k
+    return None
+
+
 def last_boxed(text: str) -> str | None:
     """Content of the last ``\\boxed{…}`` (fallback ``\\fbox{…}``) with brace matching, else None.
 
@@ -137,15 +150,9 @@ def last_boxed(text: str) -> str | None:
             while j < len(text) and text[j] == " ":
                 j += 1
             if j < len(text) and text[j] == "{":
-                depth, k = 0, j
-                while k < len(text):
-                    if text[k] == "{":
-                        depth += 1
-                    elif text[k] == "}":
-                        depth -= 1
-                        if depth == 0:
-                            return text[j + 1 : k]
-                    k += 1
+                close = _matching_brace(text, j)
+                if close is not None:
+                    return text[j + 1 : close]
                 # unbalanced: keep looking further left
             elif cmd == "\\boxed" and j < len(text) and text[j] not in "{":
                 # "\boxed 5" form: take the next token
@@ -153,19 +160,6 @@ def last_boxed(text: str) -> str | None:
                 if m and text[idx + len(cmd)] == " ":
                     return m[0].rstrip(".$")
             idx = text.rfind(cmd, 0, idx)
-    return None
-
-
-def _matching_brace(text: str, open_at: int) -> int | None:
-    """Index of the ``}`` that closes the ``{`` at ``open_at``; None when it never closes."""
-    depth = 0
-    for k in range(open_at, len(text)):
-        if text[k] == "{":
-            depth += 1
-        elif text[k] == "}":
-            depth -= 1
-            if depth == 0:
-                return k
     return None
 
 
