@@ -14,11 +14,6 @@ from __future__ import annotations
 import torch
 
 
-def token_logprobs(logits_BSV: torch.Tensor, targets_BS: torch.Tensor) -> torch.Tensor:
-    """log p(target_t) for every position, [B, S] (logits already aligned with targets)."""
-    return torch.log_softmax(logits_BSV.float(), dim=-1).gather(-1, targets_BS.unsqueeze(-1)).squeeze(-1)
-
-
 def sft_loss(logprobs_BS: torch.Tensor, mask_BS: torch.Tensor, normalizer: int | None = None):
     n = mask_BS.sum().clamp(min=1) if normalizer is None else max(1, normalizer)
     loss = -(logprobs_BS * mask_BS).sum() / n
