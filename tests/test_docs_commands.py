@@ -83,11 +83,7 @@ def _resolve(words: list[str]) -> list[tuple[list[str], object, list[str]]]:
 
 
 def _option_names(cmd, path: list[str]) -> set[str]:
-    names = {o for p in cmd.params for o in (*p.opts, *getattr(p, "secondary_opts", ()))} | {"--help"}
-    if path[-2:] == ["eval", "score"]:  # the olympiad suites' own options (recipe.eval.olympiad.score_cli)
-        from recipe.eval.olympiad.score_cli import build_parser
-        names |= {o for a in build_parser()._actions for o in a.option_strings} | {"--help-olympiad"}
-    return names
+    return {o for p in cmd.params for o in (*p.opts, *getattr(p, "secondary_opts", ()))} | {"--help"}
 
 
 def _known_suites() -> set[str]:
@@ -177,7 +173,7 @@ def test_documented_make_targets_exist():
 
 
 @pytest.mark.parametrize("args,code,says", [
-    (["eval", "score", "--suite", "ioi", "--help-olympiad"], 0, "--task"),
+    (["eval", "score", "--help"], 0, "--task"),
     (["config", "tiny", "-s", "sft.lrr=1"], 2, "sft.lrr: unknown key (allowed: lr, min_lr"),
     (["config", "--profile", "small", "-s", "@small-smoke"], 0, "profile: small"),
     (["eval", "suites"], 0, "tiny_long_context"),
@@ -208,7 +204,7 @@ def test_options_read_naturally_in_help():
 
 def test_eval_suites_lists_every_suite_the_commands_accept():
     from recipe.config import load_config
-    from recipe.eval.olympiad.score_cli import SUITES as OLYMPIAD
+    from recipe.eval.olympiad.score_suites import SUITES as OLYMPIAD
     listed = _known_suites()
     assert {f"tiny_{d}" for d in load_config("tiny").domains.names} <= listed
     assert set(OLYMPIAD) <= listed and {"ifeval", "ifbench", "aime25"} <= listed

@@ -151,8 +151,28 @@ def test_imo_proof_cli_stores_every_grade(shared_dir, tmp_path, judge_server):
 
 def test_rows_marked_non_thinking_are_graded_whole():
     from recipe.eval.olympiad.imo.imo_proof import visible_proof
-    from recipe.eval.olympiad.score_cli import as_response
+    from recipe.eval.olympiad.score_suites import as_response
     assert visible_proof(as_response({"response": "A proof.", "thinking": False})) == "A proof."
     assert visible_proof(as_response({"response": "A proof."})) == ""  # thinking mode, no </think>: nothing graded
     with pytest.raises(ValueError, match="thinking"):
         as_response({"response": "x", "thinking": "no"})
+
+
+def test_olympiad_options_are_refused_for_other_suites(tmp_path):
+    r = runner.invoke(app, ["eval", "score", "--suite", "ifeval", "--responses", str(tmp_path / "r.jsonl"),
+                            "--out", str(tmp_path / "o"), "--task", "T", "--select", "--judge-model", "j"])
+    out = " ".join(r.output.split())
+    assert r.exit_code == 2 and "--task --select: option(s) of the olympiad suites" in out and "--judge-model" not in out
+
+
+def test_no_thinking_grades_an_unclosed_think_block_whole(shared_dir, tmp_path, judge_server):
+    imo = shared_dir / "fixtures/eval/imo_bench"
+    resp = tmp_path / "p.jsonl"
+    resp.write_text(json.dumps({"Problem ID": "PB-Basic-001", "response": "<think>A proof."}) + "\n")
+    _Judge.replies = ["<points>7 out of 7</points>"]
+    args = ["eval", "score", "--suite", "imo-proof", "--responses", str(resp), "--data", str(imo),
+            "--judge-prompt", str(imo / "prompts/nvidia_gym/proofbench_judge.yaml"), "--judge-endpoint", judge_server,
+            "--judge-model", "judge", "--profile", "tiny", "--samples", "1"]
+    assert _invoke(args + ["--out", str(tmp_path / "auto")])["judge_calls"] == 0  # auto: reasoning never ended
+    s = _invoke(args + ["--out", str(tmp_path / "off"), "--no-thinking"])
+    assert s["judge_calls"] == 1 and s["points_mean"] == pytest.approx(7 / 60)

@@ -93,17 +93,17 @@ def _imo_folder(tmp_path):
     return d
 
 
-def test_score_cli_a_truncated_generation_is_no_answer(tmp_path):
+def test_rescoring_a_truncated_generation_is_no_answer(tmp_path):
     import json
 
-    from recipe.eval.olympiad.score_cli import run_score
+    from recipe.eval.olympiad.score_suites import ScoreOptions, run_score
     d = _imo_folder(tmp_path)
     cut = "1 + 1 = \\boxed{2}, so the claim follows. Wait, let me double-check"  # template opened <think>: no tags
     resp = tmp_path / "r.jsonl"
     resp.write_text(json.dumps({"Problem ID": "imo-bench-algebra-901", "response": cut, "finish_reason": "length"})
                     + "\n" + json.dumps({"Problem ID": "imo-bench-algebra-901", "response": cut, "finish_reason": "stop"})
                     + "\n")
-    args = ["--data", str(d), "--judge-prompt", str(d / "judge.txt"), "--profile", "tiny"]
+    args = ScoreOptions(data=str(d), judge_prompt=str(d / "judge.txt"), profile="tiny")
     res = run_score("imo-answer", args, out=tmp_path / "a", responses=resp)
     assert res["accuracy"] == 50.0 and res["grading"]["no_answer"] == 1 and res["grading"]["precheck"] == 1
     proofs = tmp_path / "p.jsonl"

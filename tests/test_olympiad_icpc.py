@@ -1,6 +1,5 @@
 """ICPC: standings arithmetic on hand-computed runs, the default validator's flags, Kattis
-packages we write (default and custom output validator), sandboxed verdicts, the submission policy, and the
-WF 2025 statements as prompts."""
+packages we write (default and custom output validator), sandboxed verdicts and the submission policy."""
 from __future__ import annotations
 
 import shutil
@@ -11,7 +10,6 @@ import pytest
 from olympiad_packages import write_kattis_maxpair
 from recipe.eval.olympiad.icpc import (ICPCCandidate, ICPCJudge, KattisPackageError, Run, load_kattis, simulate_contest,
                                        standings)
-from recipe.eval.olympiad.icpc.icpc_prompts import statement_prompts
 from recipe.eval.olympiad.icpc.output_validator import default_validate
 from recipe.sandbox import probe
 
@@ -92,10 +90,3 @@ def test_policy_solved_submissions_penalty(problems):
     assert [r["candidate"] for r in res["log"] if r["problem"] == "A"] == ["g1", "g2", "g3", "g4"]
     capped = simulate_contest(cands[:5], judges.__getitem__, max_submissions_per_problem=1)
     assert capped["submissions_per_problem"] == {"A": 1} and capped["solved"] == 0
-
-
-def test_wf2025_statements_as_prompts(shared_dir):
-    ps = statement_prompts(shared_dir / "fixtures/eval/icpc_wf2025/statements")
-    assert [p["problem"] for p in ps] == list("ABCDEFGHIJKL")
-    assert ps[0]["time_limit_s"] == 2.0 and "Skew" in ps[0]["messages"][0]["content"]
-    assert ps[8]["slug"] == "slot-machine" and ps[8]["interactive"]

@@ -66,18 +66,20 @@ def test_extract_last_cpp_block():
 def test_real_packages_load(shared_dir):
     root = shared_dir / "fixtures/eval/ioi2024"
     sph = load_task(root / "sphinx")
-    assert (sph.time_limit_s, sph.memory_limit_mb, sph.task_type, sph.num_processes) == (1.5, 2048, "Communication", 1)
+    assert (sph.time_limit_s, sph.memory_limit_mb, sph.task_type) == (1.5, 2048, "Communication")
     assert [s.points for s in sph.subtasks] == [0, 3, 7, 33, 21, 36] and sph.max_score == 100
     assert len(sph.tests) == 86 and len(sph.subtask("05-full").tests) == 86
     msg = load_task(root / "message")
-    assert msg.num_processes == 2 and [s.points for s in msg.subtasks] == [0, 10, 90]
+    assert msg.task_type == "Communication" and [s.points for s in msg.subtasks] == [0, 10, 90]
+    # problem.json carries task_type_params as a JSON string: read as a dict (grader_compilation looks into it)
+    assert msg.task_type_params == {"task_type_parameters_Communication_num_processes": 2}
     for pkg in (sph, msg):
         assert "manager" in pkg.unsupported_reason()
         with pytest.raises(UnsupportedTask):
             IOIJudge(pkg)
     apb = load_task(root / "aplusb")
     assert apb.grader_compilation and "grader.cpp" in apb.unsupported_reason()
-    assert apb.public_tests == ["0-01", "0-02"]
+    assert [(s.name, s.tests) for s in apb.subtasks if s.public] == [("00-samples", ("0-01", "0-02"))]
 
 
 def test_communication_scoring_from_synthetic_verdicts(shared_dir):
@@ -237,7 +239,8 @@ def test_legal_selection_caps_and_never_sees_hidden_results(maxpair):
     cands = [Candidate("c_overflow", sol["overflow"], "01-small"), Candidate("c_slow", sol["slow"], "02-bigvals"),
              Candidate("c_crash", sol["crash"], "03-large"), Candidate("c_only_large", sol["only_large"], "03-large")]
     public = {c.name: judge.evaluate(c.source, c.name, public_only=True) for c in cands}
-    assert all(r.scope == "public" and set(r.tests) <= set(pkg.public_tests) for r in public.values())
+    public_tests = {t for s in pkg.subtasks if s.public for t in s.tests}
+    assert public_tests and all(r.scope == "public" and set(r.tests) <= public_tests for r in public.values())
     sel = LegalSelector(pkg.subtasks)
     order = [c.name for c in sel.order(cands, public)]
     assert order == ["c_overflow", "c_slow"]  # crash and only_large fail the public sample

@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 from pathlib import Path
-from typing import List, Optional
+from typing import List, Literal, Optional
 
 import typer
 from rich.console import Console
@@ -118,49 +118,87 @@ def eval_(
         raise typer.Exit(1)
 
 
-@app.command("score", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+_OLYMPIAD = "Olympiad suites (imo-answer, imo-proof, ioi, icpc)"
+_IOI_ICPC = "Olympiad suites: ioi, icpc"
+_IMO = "Olympiad suites: imo-answer, imo-proof"
+
+
+@app.command("score")
 def score(
-    ctx: typer.Context,
-    suite: str = typer.Option(..., help="Suite whose scorer to use (olympiad suites: imo-answer, imo-proof, ioi, icpc; "
-                                        "their own options: `recipe eval score --suite ioi --help-olympiad`)."),
+    suite: str = typer.Option(..., help="Suite whose scorer to use (olympiad suites: imo-answer, imo-proof, ioi, icpc, "
+                                        "with their own options below)."),
     responses: Optional[Path] = typer.Option(None, help="JSONL: the benchmark's row fields + `response` per line."),
     out: Optional[Path] = typer.Option(None, help="Output folder: items.jsonl and summary.json (required)."),
-    judge_endpoint: Optional[str] = typer.Option(None, help="OpenAI-compatible judge server (arena_hard_v2)."),
-    judge_model: Optional[str] = typer.Option(None, help="Judge model name (paper: gpt-4.1)."),
+    judge_endpoint: Optional[str] = typer.Option(None, help="OpenAI-compatible judge server (arena_hard_v2, imo-answer, "
+                                                            "imo-proof)."),
+    judge_model: Optional[str] = typer.Option(None, help="Judge model name (paper: gpt-4.1 for arena_hard_v2; the "
+                                                         "profile's olympiad judge_model for the IMO suites)."),
     thinking: Optional[str] = typer.Option(None, help="How the responses were generated: auto (a closed <think> block is "
                                               "removed, an unclosed one is no answer, text without think tags is "
                                               "graded whole), on (thinking mode: only text after </think>), off "
                                               "(graded whole). Default auto. A line's own `thinking` field wins."),
+    no_thinking: bool = typer.Option(False, "--no-thinking", help="Same as --thinking off."),
     allow_malformed: bool = typer.Option(False, "--allow-malformed", help="Exit 0 even when lines were malformed "
                                                                           "(else exit 1 after writing the results)."),
     benchmarks: Optional[str] = typer.Option(None, "--benchmarks", metavar="DIR", help="Local folder of benchmark "
                                              "files; its nltk_data/ is searched for the IF checkers' NLTK data."),
+    profile: str = typer.Option("paper", help="Profile whose `olympiad` section gives the settings flags do not set.",
+                                rich_help_panel=_OLYMPIAD),
+    task: Optional[str] = typer.Option(None, help="IOI task package (CMS layout).", rich_help_panel=_IOI_ICPC),
+    support: Optional[str] = typer.Option(None, help="Folder with graders/ and checker/ code for the task (fixtures "
+                                                     "carry data only).", rich_help_panel=_IOI_ICPC),
+    submissions: Optional[str] = typer.Option(None, help="IOI: folder of .cpp files; ICPC: folder of per-problem "
+                                                         "submissions.", rich_help_panel=_IOI_ICPC),
+    problems: Optional[str] = typer.Option(None, help="ICPC: folder of Kattis packages, one per problem.",
+                                           rich_help_panel=_IOI_ICPC),
+    time_scale: Optional[float] = typer.Option(None, help="IOI: multiplies every task time limit (default: the "
+                                                          "profile's).", rich_help_panel=_IOI_ICPC),
+    year: Optional[int] = typer.Option(None, help="IOI year for the medal cut-offs.", rich_help_panel=_IOI_ICPC),
+    select: bool = typer.Option(False, "--select", help="IOI: the folder holds generations; choose <= 50 legal "
+                                "submissions from public-test results (else every file is a submission, in name "
+                                "order).", rich_help_panel=_IOI_ICPC),
+    oracle: bool = typer.Option(False, "--oracle", help="IOI --select: also judge every generation on hidden tests for "
+                                "the oracle upper bound (reported apart, never used to select).",
+                                rich_help_panel=_IOI_ICPC),
+    data: Optional[str] = typer.Option(None, help="IMO-Bench folder with the CSVs (a checkout of the IMO-Bench "
+                                                  "repository).", rich_help_panel=_IMO),
+    version: Optional[str] = typer.Option(None, help="Benchmark version: imo-answer v1|v2|v2-pr18, imo-proof v1|v2 "
+                                                     "(default: the profile's).", rich_help_panel=_IMO),
+    judge_prompt: Optional[str] = typer.Option(None, help="The benchmark's judge prompt file (YAML with 'user:' or "
+                                                          "text).", rich_help_panel=_IMO),
+    judge_api_key_env: Optional[str] = typer.Option(None, help="Name of the env var holding the judge API key.",
+                                                    rich_help_panel=_IMO),
+    judge_server: Literal["vllm", "standard"] = typer.Option("vllm", help="vllm also sends top_k/min_p/"
+                                                             "repetition_penalty; standard sends OpenAI fields only.",
+                                                             rich_help_panel=_IMO),
+    samples: Optional[int] = typer.Option(None, help="imo-proof: judge samples per proof.", rich_help_panel=_IMO),
+    aggregation: Optional[Literal["zero_if_any_zero", "mean"]] = typer.Option(
+        None, help="imo-proof: how one proof's grades combine (default: the profile's).", rich_help_panel=_IMO),
 ) -> None:
     """Score existing responses from any system; malformed lines are reported with their line number, and make the
     command exit 1 (after every good line's verdict is written) unless --allow-malformed."""
-    from recipe.eval.olympiad.score_cli import SUITES as OLYMPIAD
+    from recipe.eval.olympiad.score_suites import SUITES as OLYMPIAD, ScoreOptions, run_score
     from recipe.eval.thinking import thinking_flag
+    thinking = thinking or ("off" if no_thinking else None)
+    olympiad = ScoreOptions(profile=profile, task=task, support=support, submissions=submissions, problems=problems,
+                            time_scale=time_scale, year=year, select=select, oracle=oracle, data=data,
+                            version=version, judge_prompt=judge_prompt, judge_endpoint=judge_endpoint,
+                            judge_model=judge_model, judge_api_key_env=judge_api_key_env, judge_server=judge_server,
+                            samples=samples, aggregation=aggregation, thinking=thinking)
     with _user_errors():
         mode = thinking_flag(thinking)
         if benchmarks:
             from recipe.rewards import nltk_data
             nltk_data.add_folder(Path(with_benchmarks([], benchmarks)[0].partition("=")[2]) / "nltk_data")
-    if suite in OLYMPIAD:  # IOI/ICPC packages, IMO judges (recipe.eval.olympiad.score_cli)
-        from recipe.eval.olympiad.score_cli import build_parser, run_score
-        if "--help-olympiad" in ctx.args:
-            typer.echo(build_parser().format_help())
-            return
+    if suite in OLYMPIAD:  # IOI/ICPC packages, IMO judges (recipe.eval.olympiad.score_suites)
         if out is None:
             _fail("--out DIR is required (where items.jsonl and summary.json go)")
         with _user_errors():
-            judge_args = ((["--judge-endpoint", judge_endpoint] if judge_endpoint else [])
-                          + (["--judge-model", judge_model] if judge_model else [])
-                          + (["--thinking", thinking] if thinking else []))  # the olympiad parser's own
-            typer.echo(json.dumps(run_score(suite, [*ctx.args, *judge_args], out=out, responses=responses), indent=2,
-                                  default=str))
+            typer.echo(json.dumps(run_score(suite, olympiad, out=out, responses=responses), indent=2, default=str))
         return
-    if ctx.args:
-        _fail(f"unknown option(s) {' '.join(ctx.args)}")
+    if olympiad.olympiad_only_given():
+        _fail(f"{' '.join(olympiad.olympiad_only_given())}: option(s) of the olympiad suites ({', '.join(OLYMPIAD)}), "
+              f"not of {suite}")
     if responses is None or out is None:
         _fail("--responses FILE.jsonl and --out DIR are required")
     from recipe.eval.score_file import score_responses
@@ -186,7 +224,7 @@ def suites() -> None:
     `recipe eval score --suite` scores."""
     from recipe.config import load_config
     from recipe.eval.benchmarks.suite_registry import get_suite, suite_names
-    from recipe.eval.olympiad.score_cli import SUITES as OLYMPIAD
+    from recipe.eval.olympiad.score_suites import SUITES as OLYMPIAD
     for domain in load_config("tiny").domains.names:  # tiny_<domain> suites are made on first use: all of them
         get_suite(f"tiny_{domain}")
     for n in suite_names():
@@ -194,7 +232,7 @@ def suites() -> None:
         d = s.defaults
         typer.echo(f"{n:28s} k={d.k} T={d.temperature} top_p={d.top_p} max_tokens={d.max_tokens} "
                    f"thinking={d.thinking}  {s.description}")
-    typer.echo("scored from existing responses by `recipe eval score --suite S` (options: --help-olympiad):")
+    typer.echo("scored from existing responses by `recipe eval score --suite S` (options: recipe eval score --help):")
     for n in OLYMPIAD:
         typer.echo(f"{n:28s} olympiad rules (docs/OLYMPIAD.md)")
 

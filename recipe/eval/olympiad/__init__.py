@@ -5,6 +5,6 @@
   verify → refine loop.
 - ``ioi``: CMS task packages, C++ judged in ``recipe.sandbox``, subtask/task arithmetic, ≤ 50 legal submissions.
 - ``icpc``: Kattis packages, a submission policy, solved / submissions / simulated penalty.
-- ``suites``: the ``recipe eval score --suite imo-answer|imo-proof|ioi|icpc`` entry points.
+- ``score_suites``: the ``recipe eval score --suite imo-answer|imo-proof|ioi|icpc`` entry points.
 Judges are any object with ``complete(messages, **sampling) -> str`` (``completion_client.ChatModel``).
 """

@@ -52,16 +52,8 @@ class TaskPackage:
 
     # -- task kind ---------------------------------------------------------------------------
     @property
-    def is_batch(self) -> bool:
-        return self.task_type == "Batch"
-
-    @property
     def grader_compilation(self) -> bool:
         return any(str(v) == "grader" for k, v in self.task_type_params.items() if k.endswith("compilation"))
-
-    @property
-    def num_processes(self) -> int:
-        return int(self.task_type_params.get("task_type_parameters_Communication_num_processes", 1))
 
     @property
     def memory_limit_mb(self) -> int:
@@ -100,14 +92,6 @@ class TaskPackage:
             if s.name == name:
                 return s
         raise KeyError(f"{self.code} has no subtask {name!r}; it has {[s.name for s in self.subtasks]}")
-
-    @property
-    def public_tests(self) -> list[str]:
-        seen: dict[str, None] = {}
-        for s in self.subtasks:
-            if s.public:
-                seen.update(dict.fromkeys(s.tests))
-        return list(seen)
 
 
 def _read_json(path: Path) -> dict:

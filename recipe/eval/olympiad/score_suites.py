@@ -1,4 +1,5 @@
-"""``recipe eval score --suite imo-answer|imo-proof|ioi|icpc ...``: re-score existing generations by these rules.
+"""The olympiad suites of ``recipe eval score --suite imo-answer|imo-proof|ioi|icpc`` (options: ``ScoreOptions``,
+set by ``recipe.cli.eval_cmd``): re-score existing generations by these rules.
 
 - ``ioi``: ``--task TASK_DIR --submissions DIR_OF_CPP_FILES --out OUT [--support DIR]``. Every ``*.cpp`` (or
   generation text with a fenced cpp block) in the folder is one submission, in file-name order; the first 50 are
@@ -20,7 +21,7 @@ Settings default to the ``olympiad`` section of ``--profile`` (default ``paper``
 """
 from __future__ import annotations
 
-import argparse
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -29,35 +30,36 @@ from typing import Any
 SUITES = ("imo-answer", "imo-proof", "ioi", "icpc")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="recipe eval score --suite imo-answer|imo-proof|ioi|icpc", add_help=True)
-    p.add_argument("--profile", default="paper")
-    # IOI / ICPC
-    p.add_argument("--task", help="IOI task package (CMS layout).")
-    p.add_argument("--support", help="Folder with graders/ and checker/ code for the task (fixtures carry data only).")
-    p.add_argument("--submissions", help="IOI: folder of .cpp files; ICPC: folder of per-problem submissions.")
-    p.add_argument("--problems", help="ICPC: folder of Kattis packages, one per problem.")
-    p.add_argument("--time-scale", type=float, default=None)
-    p.add_argument("--year", type=int, default=None, help="IOI year for the medal cut-offs.")
-    p.add_argument("--select", action="store_true", help="IOI: the folder holds generations; choose <= 50 legal "
-                   "submissions from public-test results (else every file is a submission, in name order).")
-    p.add_argument("--oracle", action="store_true", help="IOI --select: also judge every generation on hidden tests "
-                   "for the oracle upper bound (reported apart, never used to select).")
-    # IMO
-    p.add_argument("--data", help="IMO-Bench folder with the CSVs (a checkout of the IMO-Bench repository).")
-    p.add_argument("--version", default=None)
-    p.add_argument("--judge-prompt", help="The benchmark's judge prompt file (YAML with 'user:' or text).")
-    p.add_argument("--judge-endpoint", default=None, help="OpenAI-compatible server of the judge model.")
-    p.add_argument("--judge-model", default=None)
-    p.add_argument("--judge-api-key-env", default=None, help="Name of the env var holding the judge API key.")
-    p.add_argument("--judge-server", default="vllm", choices=["vllm", "standard"],
-                   help="vllm also sends top_k/min_p/repetition_penalty; standard sends OpenAI fields only.")
-    p.add_argument("--samples", type=int, default=None, help="imo-proof: judge samples per proof.")
-    p.add_argument("--aggregation", default=None, choices=["zero_if_any_zero", "mean"])
-    p.add_argument("--thinking", default=None, choices=["auto", "on", "off"],
-                   help="How the responses were generated (default auto); a line's own `thinking` field wins.")
-    p.add_argument("--no-thinking", action="store_true", help="Same as --thinking off.")
-    return p
+@dataclasses.dataclass
+class ScoreOptions:
+    """The options of the olympiad suites, one field per ``recipe eval score`` option (``None``: the profile's)."""
+
+    profile: str = "paper"
+    task: str | None = None
+    support: str | None = None
+    submissions: str | None = None
+    problems: str | None = None
+    time_scale: float | None = None
+    year: int | None = None
+    select: bool = False
+    oracle: bool = False
+    data: str | None = None
+    version: str | None = None
+    judge_prompt: str | None = None
+    judge_endpoint: str | None = None
+    judge_model: str | None = None
+    judge_api_key_env: str | None = None
+    judge_server: str = "vllm"
+    samples: int | None = None
+    aggregation: str | None = None
+    thinking: str | None = None
+
+    SHARED = ("judge_endpoint", "judge_model", "thinking")  # options the other suites' scorers take too
+
+    def olympiad_only_given(self) -> list[str]:
+        """The olympiad-only options set away from their defaults, as flags: no other suite's scorer reads them."""
+        return [f"--{f.name.replace('_', '-')}" for f in dataclasses.fields(self)
+                if f.name not in self.SHARED and getattr(self, f.name) != f.default]
 
 
 class _LazyJudge:
@@ -118,12 +120,10 @@ def unless_unfinished(row: dict, response: Any, mode: bool | None) -> tuple[Any,
     return response, mode
 
 
-def default_thinking(args) -> bool | None:
-    """The thinking flag of lines without their own: ``--thinking``, else ``--no-thinking`` (off), else auto."""
+def default_thinking(args: ScoreOptions) -> bool | None:
+    """The thinking flag of lines without their own: ``--thinking`` (``--no-thinking`` is off), else auto."""
     from recipe.eval.thinking import thinking_flag
-    if args.thinking:
-        return thinking_flag(args.thinking)
-    return False if args.no_thinking else None
+    return thinking_flag(args.thinking)
 
 
 def row_thinking(row: dict, default: bool | None) -> bool | None:
@@ -132,13 +132,13 @@ def row_thinking(row: dict, default: bool | None) -> bool | None:
     return thinking_flag(row["thinking"]) if "thinking" in row else default
 
 
-def _need(args, *names: str) -> None:
+def _need(args: ScoreOptions, *names: str) -> None:
     missing = [f"--{n.replace('_', '-')}" for n in names if not getattr(args, n)]
     if missing:
         raise ValueError(f"suite needs {' '.join(missing)}")
 
 
-def score_ioi(args, out: Path, cfg) -> dict:
+def score_ioi(args: ScoreOptions, out: Path, cfg) -> dict:
     from recipe.eval.olympiad.ioi import IOIJudge, extract_cpp, load_task
     from recipe.eval.olympiad.ioi.ioi_contest_report import MEDAL_CUTOFFS
     from recipe.eval.olympiad.ioi.ioi_scoring import best_per_subtask, task_score
@@ -173,7 +173,7 @@ def score_ioi(args, out: Path, cfg) -> dict:
         "submissions": [{"file": r.name, "total": r.total, "compiled": r.compiled, "subtasks": r.subtasks,
                          "tests": {t: v.__dict__ for t, v in r.tests.items()}, "compile_log": r.compile_log} for r in results],
         "judge": judge.describe(),
-        "year": year, "medal_cutoffs": cut,  # contest totals over six tasks (ioi.report.contest_report compares)
+        "year": year, "medal_cutoffs": cut,  # contest totals over six tasks (ioi_contest_report.contest_report compares)
     }
     (out / "submissions").mkdir(exist_ok=True)
     for sub in res["submissions"]:
@@ -195,7 +195,7 @@ def _icpc_submissions(root: Path, problems: list[str]) -> list:
     return cands
 
 
-def score_icpc(args, out: Path, cfg) -> dict:
+def score_icpc(args: ScoreOptions, out: Path, cfg) -> dict:
     from recipe.eval.olympiad.icpc import ICPCJudge, load_kattis, simulate_contest
     _need(args, "problems", "submissions")
     pkgs = {d.name: load_kattis(d) for d in sorted(Path(args.problems).iterdir()) if (d / "problem.yaml").is_file()}
@@ -214,7 +214,7 @@ def score_icpc(args, out: Path, cfg) -> dict:
     return res
 
 
-def score_imo_answer(args, responses: str | None, out: Path, cfg) -> dict:
+def score_imo_answer(args: ScoreOptions, responses: str | None, out: Path, cfg) -> dict:
     from recipe.eval.olympiad.imo.imo_answer import JUDGE_FIELDS, load_answerbench, score_answerbench
     from recipe.eval.olympiad.judge_prompts import load_prompt
     _need(args, "data", "judge_prompt")
@@ -237,7 +237,7 @@ def score_imo_answer(args, responses: str | None, out: Path, cfg) -> dict:
     return res
 
 
-def score_imo_proof(args, responses: str | None, out: Path, cfg) -> dict:
+def score_imo_proof(args: ScoreOptions, responses: str | None, out: Path, cfg) -> dict:
     from recipe.eval.olympiad.imo.imo_proof import JUDGE_FIELDS, load_proofbench, score_proofbench
     from recipe.eval.olympiad.judge_prompts import load_prompt
     _need(args, "data", "judge_prompt")
@@ -271,11 +271,10 @@ def _write(out: Path, res: dict) -> None:
     (out / "results.json").write_text(json.dumps(res, indent=2))
 
 
-def run_score(suite: str, argv: list[str], *, out: str | Path, responses: str | Path | None = None) -> dict:
+def run_score(suite: str, args: ScoreOptions, *, out: str | Path, responses: str | Path | None = None) -> dict:
     """Entry point used by ``recipe eval score``; returns the summary (without per-item lists)."""
     if suite not in SUITES:
         raise ValueError(f"not an olympiad suite: {suite!r} (olympiad suites: {', '.join(SUITES)})")
-    args = build_parser().parse_args(argv)
     from recipe.config import load_config
     cfg = load_config(args.profile).olympiad
     out = Path(out)
