@@ -2,7 +2,10 @@
 overrides work, and unimplemented stages fail loudly."""
 from __future__ import annotations
 
+import re
+
 import pytest
+from pydantic import BaseModel, ValidationError
 
 from recipe.config import STAGE_PLAN, ConfigError, load_config
 from recipe.config.loader import PROFILES_DIR
@@ -103,6 +106,46 @@ def test_wrong_type_names_key_and_file(tmp_path):
     with pytest.raises(ConfigError) as e:
         load_config(prof)
     assert "run.seed" in str(e.value) and str(run) in str(e.value)
+
+
+def _section_paths(cfg) -> dict[str, str]:
+    """{section class name: the dotted path of its first instance} over the loaded config tree (dict values too)."""
+    found: dict[str, str] = {}
+
+    def walk(section, path):
+        found.setdefault(type(section).__name__, path)
+        for name in type(section).model_fields:
+            value = getattr(section, name)
+            here = f"{path}.{name}" if path else name
+            items = value.items() if isinstance(value, dict) else [(None, value)]
+            for key, v in items:
+                if isinstance(v, BaseModel):
+                    walk(v, here if key is None else f"{here}.{key}")
+
+    walk(cfg, "")
+    return found
+
+
+@pytest.mark.parametrize("profile", ["tiny", "paper"])
+def test_every_section_refuses_a_key_it_does_not_define(profile):
+    """A misspelt key is an error in every section, nested ones and dict entries included, never silently dropped."""
+    paths = _section_paths(load_config(profile))
+    assert {"RecipeConfig", "SFTConfig", "JudgeConfig", "SandboxSection", "Parallelism", "ProofTTSBudget"} <= set(paths)
+    for path in paths.values():
+        key = f"{path}.no_such_key" if path else "no_such_key"
+        with pytest.raises(ConfigError, match=rf"override '{re.escape(key)}=1'.*unknown key"):
+            load_config(profile, [f"{key}=1"])
+
+
+def test_stage_settings_are_checked_when_set_on_a_loaded_config():
+    """The stage hyperparameters and their judge refuse a bad value set after loading, as a profile's would be."""
+    cfg = load_config("tiny")
+    with pytest.raises(ValidationError, match="lr"):
+        cfg.sft.lr = 0
+    with pytest.raises(ValidationError, match="top_percentile"):
+        cfg.rlhf.judge.top_percentile = 2.0
+    cfg.sft.lr = 1e-4
+    assert cfg.sft.lr == 1e-4
 
 
 def test_section_defined_twice_is_refused(tmp_path):

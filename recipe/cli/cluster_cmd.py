@@ -4,11 +4,14 @@ Rendering is a dry run; only ``submit --submit`` calls ``sbatch``. Every command
 """
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import List, Optional
 
 import typer
 from rich.console import Console
+
+from recipe.cli.user_errors import fail
 
 console = Console()
 app = typer.Typer(help="Render, submit and monitor NeMo-RL jobs on Slurm (pinned container, same config).",
@@ -17,9 +20,7 @@ app = typer.Typer(help="Render, submit and monitor NeMo-RL jobs on Slurm (pinned
 _ERRORS: tuple[type[BaseException], ...] = (ValueError, FileNotFoundError, KeyError, RuntimeError)
 
 
-def _fail(msg: str) -> None:
-    console.print(f"[bold red]error:[/] {msg}")
-    raise typer.Exit(2)
+_fail = partial(fail, console)
 
 
 def _render(profile: Optional[str], stage: str, run_id: str, out: Optional[Path], allow_unpinned: bool,

@@ -6,8 +6,8 @@ responses; ``recipe eval report`` sets results beside the paper's Table 1; ``rec
 """
 from __future__ import annotations
 
-import contextlib
 import json
+from functools import partial
 from pathlib import Path
 from typing import List, Literal, Optional
 
@@ -16,28 +16,23 @@ from rich.console import Console
 from rich.markup import escape
 
 from recipe.cli.options import benchmarks_option, set_option, with_benchmarks
+from recipe.cli.user_errors import fail, user_errors
 
 console = Console()
 app = typer.Typer(no_args_is_help=False, invoke_without_command=True, pretty_exceptions_enable=False,
                   help="Evaluate on benchmark suites; score existing responses; compare with the paper.")
 
 
-def _fail(msg: str) -> None:
-    console.print(f"[bold red]error:[/] {msg}")
-    raise typer.Exit(2)
+_fail = partial(fail, console)
 
 
-@contextlib.contextmanager
 def _user_errors():
     from recipe.eval.sources import SourceUnavailable
     from recipe.eval.benchmarks.suite_registry import UnknownSuiteError
     from recipe.eval.backends.openai_client import EndpointUnavailable
     from recipe.rewards.nltk_data import NltkDataMissing
-    try:
-        yield
-    except (ValueError, FileNotFoundError, UnknownSuiteError, SourceUnavailable, EndpointUnavailable,
-            NltkDataMissing) as e:
-        _fail(e.args[0] if isinstance(e, KeyError) and e.args else str(e))
+    return user_errors(console, ValueError, FileNotFoundError, UnknownSuiteError, SourceUnavailable,
+                       EndpointUnavailable, NltkDataMissing)
 
 
 @app.callback()

@@ -6,8 +6,8 @@ change), 3 the Hub cannot be reached. Tokens are never accepted as options: log 
 """
 from __future__ import annotations
 
-import contextlib
 import json
+from functools import partial
 from pathlib import Path
 from typing import List, Optional
 
@@ -15,27 +15,15 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from recipe.cli.user_errors import fail, hub_errors
+
 app = typer.Typer(help="Download NVIDIA's released model/data; publish a run's stages with their lineage.",
                   no_args_is_help=True)
 console = Console(stderr=True)
 ARTIFACTS = ("released-model", "sft-data", "rl-data")
 
 
-def _fail(msg: str, code: int = 2) -> None:
-    console.print(f"[bold red]error:[/] {msg}")
-    raise typer.Exit(code)
-
-
-@contextlib.contextmanager
-def _hub_errors():
-    """Hub failures -> message and exit code 3 when the Hub is unreachable, 2 for every other Hub error."""
-    from recipe.hub.hub_errors import HubError, HubUnreachableError
-    try:
-        yield
-    except HubUnreachableError as e:
-        _fail(str(e), 3)
-    except HubError as e:
-        _fail(str(e))
+_fail = partial(fail, console)
 
 
 def _config(profile: str, overrides: list[str]):
@@ -77,7 +65,7 @@ def download(
         _fail(f"unknown artifact {artifact!r}: choose one of {', '.join(ARTIFACTS)}")
     cfg = _config(profile, set_)
     section = cfg.hub
-    with _hub_errors():
+    with hub_errors(console):
         manifest = download_artifact(section, artifact, subsets=subset or None,
                                      revision=revision or configured_revision(cfg, artifact),
                                      local_dir=local_dir, allow_unsafe=allow_unsafe_files)
@@ -128,7 +116,7 @@ def publish(
     if not stages:
         _fail(f"run {run_id!r} has no done stage to publish")
     results = []
-    with _hub_errors():
+    with hub_errors(console):
         for s in stages:
             results.append(publish_stage(run, s, repo, license=pub.license, private=private, force=force,
                                          dry_run=dry_run))

@@ -9,19 +9,20 @@ or missing file / bad option, 3 the Hub cannot be reached.
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 from typing import Optional
 
 import typer
 from rich.console import Console
 
+from recipe.cli.user_errors import fail, hub_errors
+
 app = typer.Typer(help="Bring a real pretrained model in as a Hugging Face folder.", no_args_is_help=True)
 console = Console(stderr=True)
 
 
-def _fail(msg: str, code: int = 2) -> None:
-    console.print(f"[bold red]error:[/] {msg}")
-    raise typer.Exit(code)
+_fail = partial(fail, console)
 
 
 @app.command("import")
@@ -44,16 +45,11 @@ def import_(
     if from_hub:
         if gguf is not None:
             _fail("give either --gguf or --from-hub, not both")
-        from recipe.hub.hub_errors import HubError, HubUnreachableError
         from recipe.model.hub_import import SMOLLM2_REPO, SMOLLM2_REVISION, import_from_hub
         if revision is None and from_hub != SMOLLM2_REPO:
             _fail(f"--from-hub {from_hub} needs --revision <commit> (a pin is known only for {SMOLLM2_REPO})")
-        try:
+        with hub_errors(console):
             m = import_from_hub(out, repo_id=from_hub, revision=revision or SMOLLM2_REVISION)
-        except HubUnreachableError as e:
-            _fail(str(e), 3)
-        except HubError as e:
-            _fail(str(e))
         console.print(f"[green]imported[/] {from_hub}@{m['resolved_commit']} -> {out}")
     else:
         if revision is not None:

@@ -2,32 +2,27 @@
 cascade itself (``recipe eval``: eval_cmd)."""
 from __future__ import annotations
 
-import contextlib
+from functools import partial
 from typing import List, Optional
 
 import typer
 from rich.console import Console
 
 from recipe.cli.options import benchmarks_option, set_option, with_benchmarks
+from recipe.cli.user_errors import fail, user_errors
 
 console = Console()
 
 
-def _fail(msg: str) -> None:
-    console.print(f"[bold red]error:[/] {msg}")
-    raise typer.Exit(2)
+_fail = partial(fail, console)
 
 
-@contextlib.contextmanager
 def _user_errors():
     """Bad input (config, unknown stage or run, a stage this backend cannot run) -> message + exit code 2.
     ConfigError and StageNotImplemented are ValueError / RuntimeError subclasses with a complete message."""
     from recipe.pipeline.stage_inputs import StageNotImplemented
     from recipe.rewards.nltk_data import NltkDataMissing
-    try:
-        yield
-    except (ValueError, FileNotFoundError, KeyError, StageNotImplemented, NltkDataMissing) as e:
-        _fail(e.args[0] if isinstance(e, KeyError) and e.args else str(e))
+    return user_errors(console, ValueError, FileNotFoundError, KeyError, StageNotImplemented, NltkDataMissing)
 
 
 def register(app: typer.Typer) -> None:

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from recipe.config.strict_section import StrictSection
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class BenchmarkSource(_Section):
+class BenchmarkSource(StrictSection):
     repo_id: str
     revision: str = Field(description="A 40-hex commit pins; a branch name is recorded as unpinned.")
     file: str = Field(description="Path of the rows file inside the Hub repo.")
@@ -24,7 +22,7 @@ class BenchmarkSource(_Section):
         return len(self.revision) == 40 and all(c in "0123456789abcdef" for c in self.revision)
 
 
-class PaperResult(_Section):
+class PaperResult(StrictSection):
     """A value the paper reports, with the settings that produced it (EVAL.md §2) and where it is stated."""
     value: float
     metric: str
@@ -37,14 +35,14 @@ class PaperResult(_Section):
     citation: str
 
 
-class BenchmarkEntry(_Section):
+class BenchmarkEntry(StrictSection):
     source: BenchmarkSource | None = None
     baselines: dict[str, BenchmarkSource] = Field(
         default_factory=dict, description="Baseline answers of a pairwise-judged benchmark, per category.")
     paper: PaperResult | None = None
 
 
-class EvalPhaseSection(_Section):
+class EvalPhaseSection(StrictSection):
     """What ``recipe run`` evaluates after the last stage: the tiny suites on the run's validation rows, and a small
     slice of real benchmarks (first ``limit`` rows) read from ``mirror`` or the Hub, else shown as unavailable."""
     enabled: bool = True
@@ -60,7 +58,7 @@ class EvalPhaseSection(_Section):
     batch_size: int = Field(64, gt=0)
 
 
-class CompareToStartSection(_Section):
+class CompareToStartSection(StrictSection):
     """``recipe compare-to-start --rows``: the start model and several checkpoints of a run on IFEval / IFBench (all
     four IFEval metrics and the card's mean, decoded as ``if_decoding``) and on the tiny suites (eval phase sampling),
     one row per suite x metric x model with its CI, n and the paired delta against the start model in instruct mode."""
@@ -74,7 +72,7 @@ class CompareToStartSection(_Section):
     start_thinking: bool = Field(False, description="Also score the start model in the run's thinking mode.")
 
 
-class ServingSection(_Section):
+class ServingSection(StrictSection):
     """How a paper-scale eval job serves the model: vLLM from a pinned container with the model card's flags."""
     image: str = Field("vllm/vllm-openai:v0.17.1", description="vLLM container (pin a digest: image@sha256:...).")
     flags: list[str] = Field(default_factory=list, description="vllm serve flags (model card).")
@@ -89,7 +87,7 @@ class ServingSection(_Section):
     concurrency: int = Field(64, ge=1, description="Requests in flight from recipe eval.")
 
 
-class BenchmarksSection(_Section):
+class BenchmarksSection(StrictSection):
     mirror: str | None = Field(None, description="Local folder holding the benchmark files (mirror_file paths); "
                                                  "relative paths are resolved from the project root.")
     allow_hub: bool = True

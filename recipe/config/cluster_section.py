@@ -12,7 +12,9 @@ from __future__ import annotations
 import re
 from typing import Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
+
+from recipe.config.strict_section import StrictSection
 
 _TIME_RE = re.compile(r"^(?:(\d+)-)?(\d{1,3}):(\d{2}):(\d{2})$")
 
@@ -28,11 +30,7 @@ def parse_slurm_time(text: str) -> int:
     return ((d * 24 + h) * 60 + mi) * 60 + s
 
 
-class _S(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class ContainerSpec(_S):
+class ContainerSpec(StrictSection):
     image: str = Field("nvcr.io/nvidia/nemo-rl", description="Registry repository of the NeMo-RL release image.")
     tag: str = Field("v0.7.0", description="Release tag (NEMO_RL.md §1.1: pin one release for every stage).")
     lock_file: str = Field("containers/nemo-rl.lock.json",
@@ -42,7 +40,7 @@ class ContainerSpec(_S):
                                                   "(containers/README.md); used instead of the registry image.")
 
 
-class Parallelism(_S):
+class Parallelism(StrictSection):
     """Megatron policy layout and vLLM generation layout (keys of NeMo-RL's megatron_cfg / vllm_cfg)."""
 
     tensor: int = Field(1, ge=1)
@@ -53,7 +51,7 @@ class Parallelism(_S):
     vllm_tensor: int = Field(1, ge=1, description="vLLM tensor-parallel size.")
 
 
-class TeacherResources(_S):
+class TeacherResources(StrictSection):
     """MOPD: non-colocated Megatron teachers (on_policy_distillation.non_colocated_teachers.default_teacher_cfg)."""
 
     nodes_per_teacher: int = Field(1, ge=1)
@@ -64,7 +62,7 @@ class TeacherResources(_S):
     micro_batch_size: int = Field(1, ge=1)
 
 
-class StageResources(_S):
+class StageResources(StrictSection):
     nodes: int = Field(ge=1, description="Slurm nodes for policy + generation. MOPD adds teachers.nodes_per_teacher "
                                          "nodes per distinct teacher checkpoint on top (NeMo-RL carves them out).")
     gpus_per_node: int = Field(8, ge=1)
@@ -85,7 +83,7 @@ class StageResources(_S):
         return v
 
 
-class JudgeSpec(_S):
+class JudgeSpec(StrictSection):
     """A judge model served by NeMo-Gym on its own GPU nodes for the stages that need it (RECIPE.md §4)."""
 
     model: Optional[str] = Field(None, description="HF id of the judge; rendering refuses a stage that needs it while "
@@ -111,7 +109,7 @@ class JudgeSpec(_S):
         return self
 
 
-class ClusterSection(_S):
+class ClusterSection(StrictSection):
     nemo_rl_release: str = Field("v0.7.0", description="NeMo-RL git tag the configs are rendered for.")
     container: ContainerSpec = Field(default_factory=ContainerSpec)
     account: Optional[str] = Field(None, description="Slurm --account; rendering refuses while unset.")

@@ -8,16 +8,13 @@ from __future__ import annotations
 
 from typing import Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from recipe.config.benchmarks_section import BenchmarkSource
+from recipe.config.strict_section import StrictSection
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class ReleasedDataset(_Section):
+class ReleasedDataset(StrictSection):
     """One NVIDIA release we consume (RECIPE.md §7): Hub id, pinned revision, license and card row counts.
     Every config is read through ``datasets`` in streaming mode (no Arrow cache), see recipe/data/loaders.py."""
     repo_id: str = Field(description="Hugging Face dataset repo id, e.g. nvidia/Nemotron-Cascade-2-RL-data.")
@@ -29,7 +26,7 @@ class ReleasedDataset(_Section):
                                     description="Config name -> row count stated on the dataset card.")
 
 
-class DedupSettings(_Section):
+class DedupSettings(StrictSection):
     exact: bool = Field(True, description="Drop rows whose normalized text (lowercase, collapsed whitespace) repeats.")
     near: bool = Field(True, description="Drop near-duplicates found with MinHash LSH (datasketch).")
     threshold: float = Field(0.8, gt=0, lt=1, description="Estimated Jaccard similarity above which rows are near-duplicates.")
@@ -39,7 +36,7 @@ class DedupSettings(_Section):
         "global", description="global: within and across sources; per_source: only within each source.")
 
 
-class DecontamSettings(_Section):
+class DecontamSettings(StrictSection):
     ngram: int = Field(13, ge=3, description="Word n-gram length for overlap (13 = GPT-3 / common practice).")
     min_overlap: int = Field(1, ge=1, description="Drop a row sharing at least this many n-grams with the eval sets.")
     fields: Literal["prompt", "all"] = Field(
@@ -55,17 +52,17 @@ class DecontamSettings(_Section):
                                   "against: `BENCHMARK=PATH` (read by that benchmark's suite) or `PATH`.")
 
 
-class LimitSettings(_Section):
+class LimitSettings(StrictSection):
     max_row_bytes: int = Field(4_000_000, gt=0, description="Rows longer than this (UTF-8 bytes) are quarantined.")
     max_messages: int = Field(2_000, gt=0, description="Rows with more messages are quarantined.")
 
 
-class SplitSettings(_Section):
+class SplitSettings(StrictSection):
     validation_fraction: float = Field(0.05, ge=0, lt=1, description="Share of kept rows held out (by id hash).")
     seed: int = Field(0, description="Seed of the split hash and of pool sampling.")
 
 
-class StagePool(_Section):
+class StagePool(StrictSection):
     """A stage's prompt pool: domain -> weight (normalised to sum 1) and an optional size."""
     weights: dict[str, float] = Field(description="Domain -> relative weight.")
     size: Optional[int] = Field(None, gt=0, description="Rows to draw; null = largest size the weights allow "
@@ -79,7 +76,7 @@ class StagePool(_Section):
         return self
 
 
-class DataSection(_Section):
+class DataSection(StrictSection):
     sft_data: ReleasedDataset = Field(default_factory=lambda: ReleasedDataset(
         repo_id="nvidia/Nemotron-Cascade-2-SFT-Data", license="other", format="messages"))
     rl_data: ReleasedDataset = Field(default_factory=lambda: ReleasedDataset(

@@ -17,7 +17,9 @@ from __future__ import annotations
 import re
 from typing import Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
+
+from recipe.config.strict_section import StrictSection
 
 ArtifactName = Literal["released_model", "sft_data", "rl_data"]
 ARTIFACT_CLI_NAMES: dict[str, str] = {"released-model": "released_model", "sft-data": "sft_data",
@@ -25,11 +27,7 @@ ARTIFACT_CLI_NAMES: dict[str, str] = {"released-model": "released_model", "sft-d
 _SHA_RE = re.compile(r"^[0-9a-f]{40}$")
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class HubArtifact(_Section):
+class HubArtifact(StrictSection):
     """One released repository and the parts of it we may fetch."""
 
     repo_id: str = Field(description="Hub repo id, ORG/NAME.", pattern=r"^[\w.-]+/[\w.-]+$")
@@ -61,7 +59,7 @@ class HubArtifact(_Section):
         return self
 
 
-class HubPublish(_Section):
+class HubPublish(StrictSection):
     """Defaults of `recipe hub publish` (DESIGN.md §7: one repo per run, one branch per stage).
 
     The base model named in a card comes from the run's own config (``model.name`` when
@@ -95,7 +93,7 @@ def _default_artifacts() -> dict:
     }
 
 
-class HubSection(_Section):
+class HubSection(StrictSection):
     """Released artifacts to download and publishing defaults."""
 
     released_model: HubArtifact = Field(default_factory=lambda: _default_artifacts()["released_model"])

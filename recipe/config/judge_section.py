@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from typing import Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from recipe.config.strict_section import AssignmentCheckedSection
 
 
-class JudgeConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
-
+class JudgeConfig(AssignmentCheckedSection):
     kind: Literal["rubric_pairwise", "genrm_compare"] = Field(
         description="rubric_pairwise: the tiny judge (an answer beats none, then more hidden rubric items met wins); "
         "genrm_compare: NeMo-Gym's GenRM compare server (cluster backend).")

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
+
+from recipe.config.strict_section import StrictSection
 
 
-class NemotronHArch(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class NemotronHArch(StrictSection):
     hybrid_override_pattern: str = Field(description="Layer pattern: M Mamba-2, E MoE, * attention.")
     hidden_size: int
     num_attention_heads: int
@@ -36,17 +36,13 @@ class NemotronHArch(BaseModel):
     tie_word_embeddings: bool = False
 
 
-class TokenizerSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class TokenizerSpec(StrictSection):
     vocab_size: int = Field(description="Target BPE vocabulary size (tokenizer trained offline on the tiny domains).")
     corpus_examples: int = Field(2000, description="Size of the tokenizer's training corpus: corpus_examples // 2 "
                                  "training records per domain, each rendered in thinking and instruct mode.")
 
 
-class ModelSection(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class ModelSection(StrictSection):
     source: Literal["build_tiny", "pretrained"] = Field(
         description="build_tiny: build a NemotronH from `architecture` with an offline tokenizer; "
         "pretrained: load `name` (a Hub id or local folder) at `revision`.")

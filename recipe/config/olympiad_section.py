@@ -4,20 +4,18 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from recipe.config.strict_section import StrictSection
 
 
-class _S(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class JudgeSampling(_S):
+class JudgeSampling(StrictSection):
     temperature: float = Field(1.0, ge=0)
     top_p: float = Field(1.0, gt=0, le=1)
     max_tokens: int = Field(32768, gt=0)
 
 
-class AnswerBenchSection(_S):
+class AnswerBenchSection(StrictSection):
     version: Literal["v1", "v2", "v2-pr18"] = "v2"
     k: int = Field(16, ge=1, description="avg@k: samples per problem.")
     on_malformed: Literal["exclude", "error"] = "exclude"
@@ -26,7 +24,7 @@ class AnswerBenchSection(_S):
     judge: JudgeSampling = Field(default_factory=JudgeSampling)
 
 
-class ProofGradingSection(_S):
+class ProofGradingSection(StrictSection):
     version: Literal["v1", "v2"] = "v2"
     judge_model: str = "DeepSeek-V3.2-Speciale"
     judge_samples: int = Field(64, ge=1, description="Grading attempts per proof.")
@@ -38,7 +36,7 @@ class ProofGradingSection(_S):
     judge: JudgeSampling = Field(default_factory=JudgeSampling)
 
 
-class ProofTTSSection(_S):
+class ProofTTSSection(StrictSection):
     """Generate → verify → refine (EVAL.md §5, DeepSeek-Math-V2 style)."""
     generations: int = Field(128, ge=1, description="Initial proofs per problem.")
     verifications: int = Field(64, ge=1, description="Verification analyses per proof.")
@@ -54,21 +52,21 @@ class ProofTTSSection(_S):
     reduced_problems: list[str] = Field(default_factory=list, description="Problem IDs run with the reduced budget.")
 
 
-class ProofTTSBudget(_S):
+class ProofTTSBudget(StrictSection):
     generations: int = Field(ge=1)
     verifications: int = Field(ge=1)
     refine_top: int = Field(ge=1)
     max_rounds: int = Field(ge=0)
 
 
-class IOISection(_S):
+class IOISection(StrictSection):
     max_submissions: int = Field(50, ge=1, le=50, description="Per task (IOI rules).")
     time_scale: float = Field(1.0, gt=0, description="Multiplies every task time limit (record it with the score).")
     stop_at_zero: bool = True
     medal_cutoffs: dict[int, dict[str, float | None]] = Field(default_factory=dict)
 
 
-class ICPCSection(_S):
+class ICPCSection(StrictSection):
     penalty_minutes: int = Field(20, ge=0, description="Per rejected run before the first accepted one.")
     compile_error_penalty: bool = Field(False, description="Whether a compile error counts as a rejected run.")
     max_submissions_per_problem: int = Field(10, ge=1)
@@ -76,7 +74,7 @@ class ICPCSection(_S):
     require_samples: bool = Field(True, description="Policy: submit only candidates that pass the sample data.")
 
 
-class OlympiadSection(_S):
+class OlympiadSection(StrictSection):
     imo_answer: AnswerBenchSection = Field(default_factory=AnswerBenchSection)
     imo_proof: ProofGradingSection = Field(default_factory=ProofGradingSection)
     proof_tts: ProofTTSSection = Field(default_factory=ProofTTSSection)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator, model_validator
+from pydantic import Field, PositiveInt, field_validator, model_validator
 
 from recipe.config.benchmarks_section import BenchmarksSection
 from recipe.config.cluster_section import ClusterSection
@@ -17,6 +17,7 @@ from recipe.config.hub_section import HubSection
 from recipe.config.model_section import ModelSection
 from recipe.config.olympiad_section import OlympiadSection
 from recipe.config.stages import MOPDConfig, RLStageConfig, SFTConfig, SWEConfig
+from recipe.config.strict_section import StrictSection
 from recipe.config.verify_section import VerifySection
 
 # The cascade, in run order (RECIPE.md §4, paper §4.1 Fig. 2). One list for both backends. ``rlhf_branch`` is the
@@ -29,11 +30,7 @@ StageName = Literal["sft", "if_rl", "multi_domain_rl", "rlhf_branch", "mopd", "r
                     "swe_rl"]
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class RunSection(_Section):
+class RunSection(StrictSection):
     seed: int = 0
     until: StageName = Field(description="Last stage `recipe run` executes by default (stages after it are listed "
                                           "as not run, never silently skipped).")
@@ -47,7 +44,7 @@ class RunSection(_Section):
         "many seconds after the last save, instead of every `save_every` steps (recipe.train.state.SaveClock).")
 
 
-class TinyDomainSpec(_Section):
+class TinyDomainSpec(StrictSection):
     train_items: int = Field(gt=0, description="Training prompts generated per domain.")
     val_items: int = Field(gt=0, description="Held-out validation prompts per domain (disjoint from training): "
                            "the report split.")
@@ -105,7 +102,7 @@ class TinyDomainSpec(_Section):
         return self
 
 
-class DomainsSection(_Section):
+class DomainsSection(StrictSection):
     names: list[str] = Field(description="Domains scored after every stage (validation.json columns).")
     generator: Literal["tiny", "released"] = Field(
         description="tiny: deterministic in-process toy-but-real tasks; released: NVIDIA's released data (recipe data).")
@@ -115,7 +112,7 @@ class DomainsSection(_Section):
                                             "the data phase splits by domain (recipe.data.released_splits).")
 
 
-class EvaluationSection(_Section):
+class EvaluationSection(StrictSection):
     max_new_tokens: int = Field(gt=0, description="Generation cap for validation.")
     max_new_tokens_per_domain: dict[str, PositiveInt] = Field(
         default_factory=dict,
@@ -136,7 +133,7 @@ class EvaluationSection(_Section):
         return self.max_new_tokens_per_domain.get(domain, self.max_new_tokens)
 
 
-class RecipeConfig(_Section):
+class RecipeConfig(StrictSection):
     """A whole recipe: model, domains, every stage's hyperparameters, and the backends' settings."""
 
     profile: str

@@ -8,18 +8,15 @@ from __future__ import annotations
 
 from typing import Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from recipe.config.judge_section import JudgeConfig
+from recipe.config.strict_section import AssignmentCheckedSection
 
 Mode = Literal["thinking", "instruct", "as_prompted"]
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
-
-
-class OptimizerMixin(_Section):
+class OptimizerMixin(AssignmentCheckedSection):
     lr: float = Field(gt=0, description="Peak learning rate.")
     min_lr: float = Field(0.0, ge=0, description="Final LR of a decaying schedule (cosine/linear).")
     lr_schedule: Literal["constant", "cosine", "linear"] = Field(
@@ -152,7 +149,7 @@ class MOPDConfig(RLStageConfig):
         return self
 
 
-class SWEConfig(_Section):
+class SWEConfig(AssignmentCheckedSection):
     """SWE RL: agentless first, then execution-based agentic (RECIPE.md §4.1 7a/7b). Locally, as on the cluster
     (``recipe.cluster.render``), the agentless phase's checkpoint is ``<NN>_swe_rl/agentless_checkpoint`` and the
     agentic phase starts from it; the stage's checkpoint is the agentic result."""

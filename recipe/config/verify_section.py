@@ -9,14 +9,12 @@ from __future__ import annotations
 
 from typing import Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
+
+from recipe.config.strict_section import StrictSection
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class SandboxSection(_Section):
+class SandboxSection(StrictSection):
     time_limit_s: float = Field(6.0, gt=0, description="CPU-time limit per test run; RLIMIT_CPU = ceil(TL) + 1, wall kill at 2·TL + 1 (EVAL.md §8).")
     memory_mb: int = Field(1024, gt=0, description="Address-space limit (RLIMIT_AS) per run.")
     max_processes: int = Field(64, gt=0, description="RLIMIT_NPROC per run (each run has its own uid when the host process is root).")
@@ -34,7 +32,7 @@ class SandboxSection(_Section):
                       workdir_quota_mb=self.workdir_quota_mb, stdout_limit_bytes=self.stdout_limit_kb << 10)
 
 
-class JudgeSection(_Section):
+class JudgeSection(StrictSection):
     kind: Literal["deterministic_rubric", "openai"] = Field(
         "deterministic_rubric", description="deterministic_rubric: rule-based stand-in (tiny); openai: an OpenAI-compatible endpoint (vLLM) serving the GenRM.")
     base_url: Optional[str] = Field(None, description="Endpoint base, e.g. http://genrm:8000/v1 (kind=openai).")
@@ -54,7 +52,7 @@ class JudgeSection(_Section):
         return self
 
 
-class VerifySection(_Section):
+class VerifySection(StrictSection):
     workers: Optional[int] = Field(None, ge=1, description="Verifier worker processes; null = in process for small batches, a pool (all cores) for big ones.")
     pool_threshold: int = Field(4096, ge=1, description="Batch size from which verify_batch uses a local pool when workers is null.")
     ray_address: Optional[str] = Field(None, description="Run verifications as Ray tasks on this cluster ('auto' = the running one).")
