@@ -213,6 +213,37 @@ def score(
         raise typer.Exit(1)
 
 
+@app.command("prove")
+def prove(
+    data: str = typer.Option(..., help="IMO-Bench folder with the ProofBench CSVs."),
+    endpoint: str = typer.Option(..., help="OpenAI-compatible server of the prover, e.g. http://127.0.0.1:8000."),
+    model: str = typer.Option(..., help="Served prover model name."),
+    out: Path = typer.Option(..., help="Output folder: tts.jsonl (every proof and verification; a re-run resumes it) "
+                                       "and responses.jsonl (the final proofs)."),
+    verifier_endpoint: Optional[str] = typer.Option(None, help="Verifier server (default: the prover's)."),
+    verifier_model: Optional[str] = typer.Option(None, help="Verifier model name (default: the prover)."),
+    api_key_env: Optional[str] = typer.Option(None, help="Name of the env var holding the API key."),
+    server: Literal["vllm", "standard"] = typer.Option("vllm", help="vllm also sends top_k/min_p/repetition_penalty; "
+                                                      "standard sends OpenAI fields only."),
+    version: Optional[str] = typer.Option(None, help="ProofBench version v1|v2 (default: the profile's)."),
+    profile: str = typer.Option("paper", help="Profile whose olympiad.proof_tts budget the loop follows."),
+    limit: Optional[int] = typer.Option(None, min=1, help="Only the first N problems (a smoke test, not a score)."),
+    concurrency: int = typer.Option(4, min=1, help="Problems proved at once."),
+    set_: List[str] = set_option("key=value override of the profile, e.g. olympiad.proof_tts.generations=8."),
+) -> None:
+    """IMO-ProofBench proofs by generate -> verify -> refine (docs/OLYMPIAD.md); grade them with
+    `recipe eval score --suite imo-proof --responses OUT/responses.jsonl`."""
+    from recipe.config import load_config
+    from recipe.eval.olympiad.imo.proof_tts import prove_proofbench
+    with _user_errors():
+        olympiad = load_config(profile, set_).olympiad
+        res = prove_proofbench(data, out, olympiad.proof_tts, version=version or olympiad.imo_proof.version,
+                               endpoint=endpoint, model=model, verifier_endpoint=verifier_endpoint,
+                               verifier_model=verifier_model, api_key_env=api_key_env, server=server, limit=limit,
+                               concurrency=concurrency)
+    typer.echo(json.dumps(res, indent=2, default=str))
+
+
 @app.command("suites")
 def suites() -> None:
     """List every suite `recipe eval --suite` accepts with its protocol defaults, then the olympiad suites that

@@ -2,8 +2,9 @@
 
 Any object with that method works (tests use deterministic in-process judges). ``HarnessChat`` adapts the
 evaluation harness's OpenAI-compatible client (``recipe.eval.backends.openai_client.OpenAIChatClient``: ``chat(messages,
-sampling, seed) -> Generation``) without importing it here; a failed request raises ``JudgeError`` so it is
-recorded as a judge failure, never scored as a verdict.
+sampling, seed) -> Generation``), which ``open_harness_chat`` opens on an endpoint (imported there, on first use);
+a failed request raises ``JudgeError`` so it is recorded as a judge failure, never scored as a verdict; a server
+that stopped answering (its health check fails too) raises ``EndpointUnavailable`` and the run stops.
 """
 from __future__ import annotations
 
@@ -31,9 +32,36 @@ class HarnessChat:
         sampling = self.sampling.model_copy(update=overrides) if overrides else self.sampling
         gen = self.client.chat(messages, sampling, seed=next(self._seeds))
         if getattr(gen, "error", None):
+            if gen.error.startswith("gave up") and hasattr(self.client, "health") and not self.client.health():
+                from recipe.eval.backends.openai_client import EndpointUnavailable
+                raise EndpointUnavailable(f"{self.client.base_url} stopped answering: {gen.error}; its health check "
+                                          "(GET /v1/models) fails too, so the run stops here. Start the server and "
+                                          "re-run the same command.")
             raise JudgeError(gen.error)
         return gen.content
 
     def describe(self) -> dict:
         d = self.client.describe() if hasattr(self.client, "describe") else {}
         return d | {"sampling": self.sampling.model_dump() if hasattr(self.sampling, "model_dump") else dict(self.sampling)}
+
+
+def open_harness_chat(endpoint: str, model: str, sampling: dict, *, key_env: str | None = None,
+                      server: str = "vllm", concurrency: int = 8) -> HarnessChat:
+    """A ``HarnessChat`` on an OpenAI-compatible ``endpoint``: ``sampling`` holds SamplingParams fields, the API key is
+    read from the environment variable ``key_env``; ``server="vllm"`` also sends top_k/min_p/repetition_penalty."""
+    import os
+
+    from recipe.eval.backends.openai_client import OpenAIChatClient
+    from recipe.eval.sampling_settings import SamplingParams
+    key = os.environ.get(key_env) if key_env else None
+    client = OpenAIChatClient(endpoint, model, api_key=key, concurrency=concurrency,
+                              extended_sampling=server == "vllm")
+    return HarnessChat(client, SamplingParams(**sampling, thinking=True))
+
+
+def require_answering(chat: HarnessChat) -> None:
+    """Refuse to start a long loop on a server that does not answer ``GET /v1/models``."""
+    from recipe.eval.backends.openai_client import EndpointUnavailable
+    if not chat.client.health():
+        raise EndpointUnavailable(f"{chat.client.base_url} does not answer (GET /v1/models failed): start the server "
+                                  "(e.g. `vllm serve MODEL`) or check --endpoint")

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -73,12 +72,9 @@ class _LazyJudge:
         if self._chat is None:
             if not self.endpoint or not self.model:
                 raise ValueError("this response needs the judge model: pass --judge-endpoint URL --judge-model NAME")
-            from recipe.eval.olympiad.completion_client import HarnessChat
-            from recipe.eval.backends.openai_client import OpenAIChatClient
-            from recipe.eval.sampling_settings import SamplingParams
-            key = os.environ.get(self.key_env) if self.key_env else None
-            client = OpenAIChatClient(self.endpoint, self.model, api_key=key, extended_sampling=self.server == "vllm")
-            self._chat = HarnessChat(client, SamplingParams(**self.sampling, thinking=True))
+            from recipe.eval.olympiad.completion_client import open_harness_chat
+            self._chat = open_harness_chat(self.endpoint, self.model, self.sampling, key_env=self.key_env,
+                                           server=self.server)
         return self._chat.complete(messages, **params)
 
     def describe(self) -> dict:

@@ -32,7 +32,11 @@ _POINTS = re.compile(r"<points>\s*(\d+)\s*out of\s*7\s*</points>", re.I)
 def load_proofbench(data_dir: str | Path, version: str = "v2") -> list[dict]:
     if version not in VERSIONS:
         raise ValueError(f"unknown ProofBench version {version!r}; choose from {sorted(VERSIONS)}")
-    with open(Path(data_dir) / VERSIONS[version], newline="", encoding="utf-8") as f:
+    path = Path(data_dir) / VERSIONS[version]
+    if not path.is_file():
+        raise FileNotFoundError(f"ProofBench {version} not found: {path} (--data is a checkout of the IMO-Bench "
+                                f"repository, holding {', '.join(VERSIONS.values())})")
+    with open(path, newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
     for r in rows:
         for c in ("Problem ID", "Problem", "Solution", "Grading guidelines"):

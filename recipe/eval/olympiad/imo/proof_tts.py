@@ -12,7 +12,12 @@ The generation/verification/refinement prompts below are this project's own word
 """
 from __future__ import annotations
 
+import json
 import re
+import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
 from typing import Any, Callable
 
 from recipe.config.olympiad_section import ProofTTSSection
@@ -96,23 +101,83 @@ def run_proof_tts(problem: str, model: ChatModel, cfg: ProofTTSSection, *, probl
             "stopped_early": max(p["rating"] for p in pool) >= cfg.stop_mean_score}
 
 
+def finished_problems(out_path: Path) -> dict[str, str]:
+    """Problem ID -> final proof for every problem ``out_path`` records as finished (a ``final`` record). Records of a
+    problem that was cut off before its ``final`` are dropped from the file, so a re-run redoes it from the start."""
+    if not out_path.is_file():
+        return {}
+    recs = [json.loads(line) for line in out_path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    done = {r["problem_id"]: r["index"] for r in recs if r.get("kind") == "final"}
+    proofs = {(r["problem_id"], r["index"]): r["proof"] for r in recs if r.get("kind") == "proof"}
+    kept = [r for r in recs if r.get("problem_id") in done]
+    if len(kept) < len(recs):
+        out_path.write_text("".join(json.dumps(r) + "\n" for r in kept), encoding="utf-8")
+    return {pid: proofs[(pid, idx)] for pid, idx in done.items()}
+
+
 def run_proofbench_tts(rows: list[dict], model: ChatModel, cfg: ProofTTSSection, out_path, *,
-                       verifier: ChatModel | None = None) -> dict[str, Any]:
-    """Run the loop on ProofBench rows; every proof and verification is appended to ``out_path`` (JSONL) as it is
-    made. Returns Problem ID → final proof (the input of ``imo_proof.score_proofbench``)."""
-    import json
-    from pathlib import Path
+                       verifier: ChatModel | None = None, concurrency: int = 1, progress: bool = False) -> dict[str, Any]:
+    """Run the loop on ProofBench rows, ``concurrency`` problems at a time; every proof and verification is appended to
+    ``out_path`` (JSONL) as it is made. Problems the file already finishes are not run again (``finished_problems``).
+    Returns Problem ID -> final proof, in row order (the input of ``imo_proof.score_proofbench``); ``progress``
+    shows a bar of finished problems on stderr."""
+    from tqdm.auto import tqdm
 
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    finals = {}
+    finals = finished_problems(out_path)
+    todo = [row for row in rows if row["Problem ID"] not in finals]
+    lock = threading.Lock()
     with open(out_path, "a", encoding="utf-8") as f:
         def store(rec: dict) -> None:
-            f.write(json.dumps(rec) + "\n")
-            f.flush()
-        for row in rows:
+            with lock:
+                f.write(json.dumps(rec) + "\n")
+                f.flush()
+
+        def one(row: dict) -> tuple[str, str]:
             res = run_proof_tts(row["Problem"], model, cfg, problem_id=row["Problem ID"], verifier=verifier, store=store)
             store({"problem_id": row["Problem ID"], "kind": "final", "index": res["final_index"],
                    "rating": res["final_rating"], "rounds": res["rounds"], "calls": res["calls"], "budget": res["budget"]})
-            finals[row["Problem ID"]] = res["final_proof"]
-    return finals
+            return row["Problem ID"], res["final_proof"]
+
+        with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool, \
+                tqdm(total=len(rows), initial=len(rows) - len(todo), desc="proofs", unit="problem",
+                     file=sys.stderr, disable=not progress) as bar:
+            for fut in as_completed([pool.submit(one, row) for row in todo]):
+                pid, proof = fut.result()
+                finals[pid] = proof
+                bar.update()
+    return {row["Problem ID"]: finals[row["Problem ID"]] for row in rows}
+
+
+def prove_proofbench(data: str | Path, out: str | Path, cfg: ProofTTSSection, *, version: str, endpoint: str,
+                     model: str, verifier_endpoint: str | None = None, verifier_model: str | None = None,
+                     api_key_env: str | None = None, server: str = "vllm", limit: int | None = None,
+                     concurrency: int = 4, progress: bool = True) -> dict:
+    """``recipe eval prove``: final proofs for ProofBench (``data``: the IMO-Bench folder) by the loop above, with the
+    served ``model`` as prover and as verifier unless ``verifier_*`` name another. Writes ``out/tts.jsonl`` (every
+    proof and verification; a re-run resumes it) and ``out/responses.jsonl`` (``Problem ID`` + final proof, graded
+    whole), the input of ``recipe eval score --suite imo-proof``. Returns a summary."""
+    from recipe.eval.olympiad.completion_client import open_harness_chat, require_answering
+    from recipe.eval.olympiad.imo.imo_proof import load_proofbench
+
+    rows = load_proofbench(data, version)[:limit]
+    if not rows:
+        raise ValueError(f"{data}: no ProofBench rows to prove (--limit {limit})")
+    sampling = {"temperature": cfg.temperature, "top_p": cfg.top_p, "max_tokens": cfg.max_tokens}
+    prover = open_harness_chat(endpoint, model, sampling, key_env=api_key_env, server=server, concurrency=concurrency)
+    verifier = (open_harness_chat(verifier_endpoint or endpoint, verifier_model or model, sampling, key_env=api_key_env,
+                                  server=server, concurrency=concurrency)
+                if verifier_endpoint or verifier_model else None)
+    for chat in (prover, verifier):
+        if chat is not None:
+            require_answering(chat)
+    out = Path(out)
+    finals = run_proofbench_tts(rows, prover, cfg, out / "tts.jsonl", verifier=verifier, concurrency=concurrency,
+                                progress=progress)
+    with open(out / "responses.jsonl", "w", encoding="utf-8") as f:
+        for pid, proof in finals.items():
+            f.write(json.dumps({"Problem ID": pid, "response": proof, "thinking": False}) + "\n")
+    return {"suite": "imo-proof", "version": version, "problems": len(finals), "out": str(out),
+            "responses": str(out / "responses.jsonl"), "tts_log": str(out / "tts.jsonl"),
+            "prover": prover.describe(), "verifier": (verifier or prover).describe(), "budget": cfg.model_dump()}
