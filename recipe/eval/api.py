@@ -17,7 +17,8 @@ from recipe.eval.benchmarks.longbench_swebench import ExecutionUnavailable
 from recipe.eval.benchmarks.suite_registry import Suite, get_suite
 from recipe.eval.harness import evaluate_suite
 from recipe.eval.sampling_settings import SamplingParams
-from recipe.eval.sources import SourceUnavailable, benchmark_mirror, load_rows
+from recipe.eval.sources import SourceUnavailable, load_rows
+from recipe.runs.layout import benchmark_mirror
 from recipe.rewards import nltk_data
 
 

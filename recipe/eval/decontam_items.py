@@ -21,7 +21,8 @@ from recipe.data.eval_set import (EvalSet, eval_items_from_file, file_sha256, no
 from recipe.data.record import content_text
 from recipe.eval.benchmarks.suite_registry import RowError, get_suite, suite_names
 from recipe.eval.olympiad.imo.imo_answer import COLUMNS as IMO_COLUMNS
-from recipe.eval.sources import SourceUnavailable, benchmark_mirror, fetch, read_rows
+from recipe.eval.sources import SourceUnavailable, fetch, read_rows
+from recipe.runs.layout import benchmark_mirror
 
 # Benchmarks scored outside the suite registry: name -> (id column, item text columns).
 TABLE_BENCHMARKS: dict[str, tuple[str, tuple[str, ...]]] = {

@@ -12,29 +12,14 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 from pathlib import Path
 
 from recipe.config.benchmarks_section import BenchmarkSource
 from recipe.runs.content_hashes import sha256_file
-from recipe.runs.layout import PROJECT_ROOT
-
-MIRROR_ENV = "RECIPE_BENCHMARK_MIRROR"
 
 
 class SourceUnavailable(RuntimeError):
     """Neither the mirror nor the Hub could provide the benchmark file."""
-
-
-def benchmark_mirror(cfg) -> Path | None:
-    """The local folder of benchmark files: ``benchmarks.mirror`` when set, else ``$RECIPE_BENCHMARK_MIRROR``, else
-    none (the Hub, where ``allow_hub``; otherwise the suite is reported unavailable). A relative path is taken from
-    the project root, so the same setting works from ``notebooks/`` and from the checkout."""
-    m = cfg.benchmarks.mirror or os.environ.get(MIRROR_ENV)
-    if not m:
-        return None
-    p = Path(m)
-    return p if p.is_absolute() else (PROJECT_ROOT / p)
 
 
 def fetch(source: BenchmarkSource, mirror: Path | None = None, *, allow_hub: bool = True) -> tuple[Path, dict]:

@@ -45,6 +45,21 @@ def runs_root() -> Path:
     return Path("runs").resolve()
 
 
+MIRROR_ENV = "RECIPE_BENCHMARK_MIRROR"
+
+
+def benchmark_mirror(cfg) -> Path | None:
+    """The local folder of benchmark files: ``benchmarks.mirror`` when set, else ``$RECIPE_BENCHMARK_MIRROR``, else
+    none (the Hub, where ``allow_hub``; otherwise the suite is reported unavailable). A relative path is taken from
+    the project root, so the same setting works from ``notebooks/`` and from the checkout. Evaluation reads its
+    benchmark files there, and the data phase the prompts it decontaminates against."""
+    m = cfg.benchmarks.mirror or os.environ.get(MIRROR_ENV)
+    if not m:
+        return None
+    p = Path(m)
+    return p if p.is_absolute() else (PROJECT_ROOT / p)
+
+
 def file_stamp(path: Path) -> tuple[int, int, int]:
     """(inode, size, mtime_ns): what tells a run file apart from its rewrite (an atomic rewrite is a new inode, an
     append a new size) for the in-process caches of parsed files (``load_splits``, the report's deltas)."""
