@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from _loopback_chat import loopback_chat
 from olympiad_packages import write_kattis_maxpair, write_maxpair
 from recipe.cli import app
 from recipe.sandbox import probe
@@ -74,38 +73,15 @@ def test_icpc_cli(tmp_path):
     assert (s["solved"], s["submissions_per_problem"], s["penalty_minutes"]) == (1, {"A": 2}, 22)
 
 
-class _Judge(BaseHTTPRequestHandler):
-    replies: list = []
-    bodies: list = []
-
-    def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        type(self).bodies.append(body)
-        text = type(self).replies[(len(type(self).bodies) - 1) % len(type(self).replies)]
-        data = json.dumps({"choices": [{"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-                           "usage": {"prompt_tokens": 1, "completion_tokens": 1}}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *a):
-        pass
-
-
 @pytest.fixture
-def judge_server():
-    srv = HTTPServer(("127.0.0.1", 0), _Judge)
-    t = threading.Thread(target=srv.serve_forever, daemon=True)
-    t.start()
-    _Judge.bodies = []
-    yield f"http://127.0.0.1:{srv.server_address[1]}"
-    srv.shutdown()
-    srv.server_close()
+def judge():
+    """A loopback judge server answering its ``replies`` in turn."""
+    with loopback_chat(lambda body: srv.replies[(len(srv.bodies) - 1) % len(srv.replies)]) as srv:
+        srv.replies = []
+        yield srv
 
 
-def test_imo_answer_cli_with_loopback_judge(shared_dir, tmp_path, judge_server):
+def test_imo_answer_cli_with_loopback_judge(shared_dir, tmp_path, judge):
     imo = shared_dir / "fixtures/eval/imo_bench"
     import csv
     rows = [r for r in csv.DictReader(open(imo / "answerbench_v2.csv", newline="")) if r["Source"]][:2]
@@ -115,12 +91,12 @@ def test_imo_answer_cli_with_loopback_judge(shared_dir, tmp_path, judge_server):
              {"Problem ID": rows[1]["Problem ID"], "response": "<think>never closed"}]
     resp = tmp_path / "r.jsonl"
     resp.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
-    _Judge.replies = ["<thinking>...</thinking>\n\\boxed{Correct}", "<thinking>...</thinking>\n\\boxed{Incorrect}"]
+    judge.replies = ["<thinking>...</thinking>\n\\boxed{Correct}", "<thinking>...</thinking>\n\\boxed{Incorrect}"]
     s = _invoke(["eval", "score", "--suite", "imo-answer", "--responses", str(resp), "--out", str(tmp_path / "o"),
                  "--data", str(imo), "--judge-prompt", str(imo / "prompts/nvidia_gym/answerbench_autograder_judge.yaml"),
-                 "--judge-endpoint", judge_server, "--judge-model", "judge", "--profile", "tiny"])
+                 "--judge-endpoint", judge.url, "--judge-model", "judge", "--profile", "tiny"])
     assert s["grading"] == {"precheck": 1, "judge": 2, "judge_invalid": 0, "no_answer": 1, "bad_response": 0}
-    assert len(_Judge.bodies) == 2 and _Judge.bodies[0]["model"] == "judge" and _Judge.bodies[0]["temperature"] == 0.0
+    assert len(judge.bodies) == 2 and judge.bodies[0]["model"] == "judge" and judge.bodies[0]["temperature"] == 0.0
     # over all 399 well-formed problems: item means 1.0 and 0.0, the 397 without responses 0
     assert s["accuracy"] == pytest.approx(100 / 399) and s["k"] == 2 and s["n"] == 399 and s["n_missing"] == 397
     assert s["malformed_rows"][0]["id"] == "imo-bench-algebra-036"
@@ -129,15 +105,15 @@ def test_imo_answer_cli_with_loopback_judge(shared_dir, tmp_path, judge_server):
     assert got == {rows[0]["Problem ID"]: 1.0, rows[1]["Problem ID"]: 0.0} and len(items) == 399
 
 
-def test_imo_proof_cli_stores_every_grade(shared_dir, tmp_path, judge_server):
+def test_imo_proof_cli_stores_every_grade(shared_dir, tmp_path, judge):
     imo = shared_dir / "fixtures/eval/imo_bench"
     resp = tmp_path / "p.jsonl"
     resp.write_text(json.dumps({"Problem ID": "PB-Basic-001", "response": "<think>x</think>A proof."}) + "\n"
                     + json.dumps({"Problem ID": "PB-Advanced-001", "response": "<think>x</think>Another proof."}) + "\n")
-    _Judge.replies = ["<points>7 out of 7</points>", "<points>6 out of 7</points>", "<points>7 out of 7</points>",
+    judge.replies = ["<points>7 out of 7</points>", "<points>6 out of 7</points>", "<points>7 out of 7</points>",
                       "<points>0 out of 7</points>"]
     args = ["eval", "score", "--suite", "imo-proof", "--responses", str(resp), "--data", str(imo),
-            "--judge-prompt", str(imo / "prompts/nvidia_gym/proofbench_judge.yaml"), "--judge-endpoint", judge_server,
+            "--judge-prompt", str(imo / "prompts/nvidia_gym/proofbench_judge.yaml"), "--judge-endpoint", judge.url,
             "--judge-model", "judge", "--profile", "tiny"]
     s = _invoke(args + ["--out", str(tmp_path / "o")])
     grades = [json.loads(x) for x in (tmp_path / "o" / "grades.jsonl").read_text().splitlines()]
@@ -165,13 +141,13 @@ def test_olympiad_options_are_refused_for_other_suites(tmp_path):
     assert r.exit_code == 2 and "--task --select: option(s) of the olympiad suites" in out and "--judge-model" not in out
 
 
-def test_no_thinking_grades_an_unclosed_think_block_whole(shared_dir, tmp_path, judge_server):
+def test_no_thinking_grades_an_unclosed_think_block_whole(shared_dir, tmp_path, judge):
     imo = shared_dir / "fixtures/eval/imo_bench"
     resp = tmp_path / "p.jsonl"
     resp.write_text(json.dumps({"Problem ID": "PB-Basic-001", "response": "<think>A proof."}) + "\n")
-    _Judge.replies = ["<points>7 out of 7</points>"]
+    judge.replies = ["<points>7 out of 7</points>"]
     args = ["eval", "score", "--suite", "imo-proof", "--responses", str(resp), "--data", str(imo),
-            "--judge-prompt", str(imo / "prompts/nvidia_gym/proofbench_judge.yaml"), "--judge-endpoint", judge_server,
+            "--judge-prompt", str(imo / "prompts/nvidia_gym/proofbench_judge.yaml"), "--judge-endpoint", judge.url,
             "--judge-model", "judge", "--profile", "tiny", "--samples", "1"]
     assert _invoke(args + ["--out", str(tmp_path / "auto")])["judge_calls"] == 0  # auto: reasoning never ended
     s = _invoke(args + ["--out", str(tmp_path / "off"), "--no-thinking"])

@@ -6,12 +6,11 @@ from __future__ import annotations
 import csv
 import json
 import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from typer.testing import CliRunner
 
+from _loopback_chat import loopback_chat
 from recipe.cli import app
 
 runner = CliRunner()
@@ -19,49 +18,22 @@ PROBLEMS = {"PB-Basic-001": "Prove that 1 + 1 = 2.", "PB-Basic-002": "Prove that
             "PB-Advanced-001": "Prove that there are infinitely many primes."}
 
 
-class _Prover(BaseHTTPRequestHandler):
+def _prove_or_grade(body: dict) -> str:
     """Drafts are rated 0, refinements ("fixed proof") 1; the grader gives a fixed proof 7 points, anything else 0."""
-    prompts: list = []
-
-    def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        text = body["messages"][-1]["content"]
-        type(self).prompts.append(text)
-        if text.startswith("Solve the following"):
-            reply = "<think>thinking</think>draft proof"
-        elif text.startswith("You are checking"):
-            reply = "Looks right. \\boxed{1}" if "fixed proof" in text else "A gap. \\boxed{0}"
-        elif text.startswith("Here is a proof"):
-            reply = "<think>thinking</think>fixed proof"
-        else:  # the grading prompt
-            reply = "<points>7 out of 7</points>" if "fixed proof" in text else "<points>0 out of 7</points>"
-        data = json.dumps({"choices": [{"message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}],
-                           "usage": {"prompt_tokens": 1, "completion_tokens": 1}}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def do_GET(self):  # the health check: GET /v1/models
-        data = json.dumps({"data": [{"id": "prover"}]}).encode()
-        self.send_response(200 if self.path == "/v1/models" else 404)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *a):
-        pass
+    text = body["messages"][-1]["content"]
+    if text.startswith("Solve the following"):
+        return "<think>thinking</think>draft proof"
+    if text.startswith("You are checking"):
+        return "Looks right. \\boxed{1}" if "fixed proof" in text else "A gap. \\boxed{0}"
+    if text.startswith("Here is a proof"):
+        return "<think>thinking</think>fixed proof"
+    return "<points>7 out of 7</points>" if "fixed proof" in text else "<points>0 out of 7</points>"  # grading
 
 
 @pytest.fixture
-def prover_server():
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), _Prover)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    _Prover.prompts = []
-    yield f"http://127.0.0.1:{srv.server_address[1]}"
-    srv.shutdown()
-    srv.server_close()
+def prover():
+    with loopback_chat(_prove_or_grade) as srv:
+        yield srv
 
 
 @pytest.fixture
@@ -89,9 +61,9 @@ def _prove_args(bench, server, out):
             "--profile", "tiny", "--limit", "2", "--concurrency", "2"]
 
 
-def test_prove_writes_final_proofs_that_score_grades(bench, prover_server, tmp_path):
+def test_prove_writes_final_proofs_that_score_grades(bench, prover, tmp_path):
     out = tmp_path / "prove"
-    s = _invoke(_prove_args(bench, prover_server, out))
+    s = _invoke(_prove_args(bench, prover.url, out))
     assert s["problems"] == 2 and s["budget"]["generations"] == 4  # the tiny profile's olympiad.proof_tts
     finals = [json.loads(x) for x in (out / "responses.jsonl").read_text().splitlines()]
     assert finals == [{"Problem ID": pid, "response": "fixed proof", "thinking": False}
@@ -101,28 +73,28 @@ def test_prove_writes_final_proofs_that_score_grades(bench, prover_server, tmp_p
     # tiny budget: 4 drafts x 2 verifications rated 0, then round 1 refines the top 2 -> rated 1, stop
     assert set(final) == {"PB-Basic-001", "PB-Basic-002"}
     assert final["PB-Basic-001"]["calls"] == {"generate": 4, "verify": 12, "refine": 2} and final["PB-Basic-001"]["rating"] == 1
-    assert not any("infinitely many primes" in p for p in _Prover.prompts)  # --limit 2
+    assert not any("infinitely many primes" in p for p in prover.prompts)  # --limit 2
     graded = _invoke(["eval", "score", "--suite", "imo-proof", "--responses", str(out / "responses.jsonl"),
                       "--data", str(bench), "--judge-prompt", str(bench / "judge.txt"), "--judge-endpoint",
-                      prover_server, "--judge-model", "judge", "--profile", "tiny", "--samples", "1",
+                      prover.url, "--judge-model", "judge", "--profile", "tiny", "--samples", "1",
                       "--out", str(tmp_path / "graded")])
     assert graded["n"] == 3 and graded["n_missing"] == 1 and graded["points_mean"] == pytest.approx(14 / 3)
 
 
-def test_a_cut_off_run_resumes_without_redoing_finished_problems(bench, prover_server, tmp_path):
+def test_a_cut_off_run_resumes_without_redoing_finished_problems(bench, prover, tmp_path):
     out = tmp_path / "prove"
-    _invoke(_prove_args(bench, prover_server, out))
+    _invoke(_prove_args(bench, prover.url, out))
     log = out / "tts.jsonl"
     lines = log.read_text().splitlines()
     cut = max(i for i, x in enumerate(lines) if json.loads(x)["kind"] == "final")  # the second problem to finish
     redo = json.loads(lines[cut])["problem_id"]
     log.write_text("\n".join(lines[:cut]) + "\n")  # killed just before its final record
-    _Prover.prompts = []
-    _invoke(_prove_args(bench, prover_server, out))
+    prover.bodies.clear()
+    _invoke(_prove_args(bench, prover.url, out))
     problem = PROBLEMS[redo]
-    assert _Prover.prompts and all(problem in p for p in _Prover.prompts if p.startswith("Solve"))
+    assert prover.prompts and all(problem in p for p in prover.prompts if p.startswith("Solve"))
     other = next(p for p in ("PB-Basic-001", "PB-Basic-002") if p != redo)
-    assert not any(PROBLEMS[other] in p for p in _Prover.prompts)  # finished: not asked again
+    assert not any(PROBLEMS[other] in p for p in prover.prompts)  # finished: not asked again
     recs = [json.loads(x) for x in log.read_text().splitlines()]
     assert sorted(r["problem_id"] for r in recs if r["kind"] == "final") == ["PB-Basic-001", "PB-Basic-002"]
     assert sum(r["problem_id"] == redo and r["kind"] == "proof" for r in recs) == 6  # 4 drafts + 2 refined, once
