@@ -118,23 +118,21 @@ def test_prove_stops_at_once_on_a_server_that_does_not_answer(bench, tmp_path):
 
 
 def test_a_server_that_stops_answering_stops_the_loop_a_failed_request_does_not():
-    from types import SimpleNamespace
-
-    from recipe.eval.backends.openai_client import EndpointUnavailable
+    from recipe.eval.backends.openai_client import EndpointUnavailable, OpenAIChatClient
+    from recipe.eval.backends.backend_interface import Generation
     from recipe.eval.olympiad.completion_client import HarnessChat, JudgeError
     from recipe.eval.sampling_settings import SamplingParams
 
-    class Client:
-        base_url = "http://127.0.0.1:9/v1"
+    class Client(OpenAIChatClient):
         alive = True
 
         def chat(self, messages, sampling, seed=0):
-            return SimpleNamespace(error="gave up after 5 attempts: ConnectError", content="")
+            return Generation("", error="gave up after 5 attempts: ConnectError")
 
         def health(self):
             return self.alive
 
-    client = Client()
+    client = Client("http://127.0.0.1:9", "m")
     chat = HarnessChat(client, SamplingParams())
     with pytest.raises(JudgeError):  # the server answers its health check: one failed request, recorded
         chat.complete([{"role": "user", "content": "x"}])

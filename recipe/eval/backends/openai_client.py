@@ -145,6 +145,15 @@ class OpenAIChatClient:
         return Generation("", error=f"gave up after {self.max_retries + 1} attempts: {last_error}",
                           attempts=self.max_retries + 1)
 
+    def stop_if_down(self, gen: Generation, resumes: str) -> None:
+        """Raise ``EndpointUnavailable`` when ``gen`` failed after all its retries and the server does not answer its
+        health check either: the run stops instead of spending every remaining request's retries. ``resumes`` says
+        what a re-run of the same command keeps."""
+        if gen.error and gen.error.startswith("gave up") and not self.health():
+            raise EndpointUnavailable(f"{self.base_url} stopped answering: {gen.error}; its health check (GET "
+                                      f"/v1/models) fails too, so the run stops here. Restart the server and re-run "
+                                      f"the same command: {resumes}.")
+
     def generate(self, jobs: Iterable[Job], sampling: SamplingParams) -> Iterator[tuple[Job, Generation]]:
         jobs = list(jobs)
         if jobs:
@@ -155,11 +164,7 @@ class OpenAIChatClient:
         try:
             for f in as_completed(futs):
                 g = f.result()
-                if g.error and g.error.startswith("gave up") and not self.health():
-                    raise EndpointUnavailable(
-                        f"{self.base_url} stopped answering: {g.error}; its health check (GET /v1/models) fails "
-                        "too, so the run stops here. Restart the server and re-run the same command: finished "
-                        "samples are cached and reused.")
+                self.stop_if_down(g, "finished samples are cached and reused")
                 yield futs[f], g
         finally:
             # in-flight requests give up instead of retrying, queued ones never start, and the caller is not held

@@ -9,6 +9,7 @@ that stopped answering (its health check fails too) raises ``EndpointUnavailable
 from __future__ import annotations
 
 import itertools
+import os
 from typing import Any, Protocol
 
 
@@ -32,11 +33,8 @@ class HarnessChat:
         sampling = self.sampling.model_copy(update=overrides) if overrides else self.sampling
         gen = self.client.chat(messages, sampling, seed=next(self._seeds))
         if getattr(gen, "error", None):
-            if gen.error.startswith("gave up") and hasattr(self.client, "health") and not self.client.health():
-                from recipe.eval.backends.openai_client import EndpointUnavailable
-                raise EndpointUnavailable(f"{self.client.base_url} stopped answering: {gen.error}; its health check "
-                                          "(GET /v1/models) fails too, so the run stops here. Start the server and "
-                                          "re-run the same command.")
+            if hasattr(self.client, "stop_if_down"):
+                self.client.stop_if_down(gen, "what its output files already hold is kept")
             raise JudgeError(gen.error)
         return gen.content
 
@@ -49,8 +47,6 @@ def open_harness_chat(endpoint: str, model: str, sampling: dict, *, key_env: str
                       server: str = "vllm", concurrency: int = 8) -> HarnessChat:
     """A ``HarnessChat`` on an OpenAI-compatible ``endpoint``: ``sampling`` holds SamplingParams fields, the API key is
     read from the environment variable ``key_env``; ``server="vllm"`` also sends top_k/min_p/repetition_penalty."""
-    import os
-
     from recipe.eval.backends.openai_client import OpenAIChatClient
     from recipe.eval.sampling_settings import SamplingParams
     key = os.environ.get(key_env) if key_env else None
