@@ -76,9 +76,10 @@ def main() -> None:
         print(f"({r['target']}) {r['measure']:<62} {r['score']:>{sign}7.1f} [{r['ci_low']:>{sign}6.1f}, "
               f"{r['ci_high']:>{sign}6.1f}]"
               f" {r['n']:>5}  {'yes' if r['holds'] else 'NO'}{extra}")
-    for stage in a.costs:
+    if a.costs:
         from recipe.reporting.evidence import stage_domain_deltas
         domains = list(dict.fromkeys(d for run in runs for d in json.loads(run.scores_path.read_text())["domains"]))
+    for stage in a.costs:
         print(f"\n{stage} against its input on every domain, pooled (report split, 95% CI, n = prompts x seeds): the "
               f"paired change, and {stage}'s score against the input's interval")
         for r in stage_domain_deltas(runs, stage, domains):
