@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -39,6 +40,8 @@ def environment() -> dict:
                                 cwd=Path(__file__).resolve().parent, check=True).stdout.strip() or None
     except (OSError, subprocess.CalledProcessError):
         commit = None
+    # a copy of the tree without its .git (a GPU machine that was sent the files): the commit its sender named
+    commit = commit or os.environ.get("RECIPE_COMMIT") or None
     return {"device": torch.cuda.get_device_name(0) if cuda else "cpu", "torch": torch.__version__,
             "cuda": torch.version.cuda if cuda else None, "commit": commit}
 

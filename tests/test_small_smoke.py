@@ -10,8 +10,10 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+import torch
 
 from _smollm2 import smollm2_folder
 from recipe.config.schema import STAGE_PLAN
@@ -19,6 +21,7 @@ from recipe.reporting.stage_costs import stage_cost_rows
 
 pytestmark = [pytest.mark.slow, pytest.mark.starts_first(rank=0)]  # the longest file
 # the override set's 2 threads; 1 under make test, whose two workers share the two cores (tests/conftest.py)
+ROOT = Path(__file__).resolve().parent.parent
 THREADS = int(os.environ.get("OMP_NUM_THREADS") or 2)
 RECIPE = [sys.executable, "-c", "import sys; from recipe.cli import main; sys.argv[0] = 'recipe'; main()"]
 
@@ -188,20 +191,36 @@ def test_the_data_card_counts_the_registry_if_data_against_ifeval_and_ifbench(sm
         assert cells[3] == "0" or cells[3].startswith("not checked:"), line
 
 
-def test_compare_to_start_rows_cover_ifeval_ifbench_and_the_tiny_suites_with_every_field(smoke):
-    run, runs, _ = smoke
-    env = {**os.environ, "RECIPE_RUNS_DIR": str(runs)}
-    r = subprocess.run([*RECIPE, "compare-to-start", "--run-id", "smoke", "--rows", "--ifeval", "2", "--ifbench", "2",
-                        "--if-max-tokens", "8", "--tiny-limit", "1", "--json"], capture_output=True, text=True, env=env,
-                       timeout=1200)
-    assert r.returncode == 0, r.stderr[-2000:]
-    result = json.loads(r.stdout)
+def test_the_one_gpu_script_on_cpu_writes_compare_rows_and_small_h200_json_with_every_field(smoke, tmp_path):
+    """``benchmarks/small_on_one_gpu.sh`` end to end on the CPU with the smoke set, on the smoke run: its ``recipe
+    run`` finds every stage done with the same inputs and skips it; then the decode figures, compare-to-start's rows
+    (the start model in both modes and the SFT / IF-RL / MOPD / last checkpoints on IFEval, IFBench and the tiny
+    suites, every field), report --costs, and small_h200.json with device "cpu"."""
+    run, runs, folder = smoke
+    out = tmp_path / "out"
+    env = {**os.environ, "RECIPE_RUNS_DIR": str(runs), "PYTHON": sys.executable, "RUN_ID": "smoke",
+           "MODEL_DIR": str(folder), "RECIPE_SET": f"-s @small-smoke -s run.torch_threads={THREADS}",
+           "IFEVAL": "2", "IFBENCH": "2", "TINY_LIMIT": "1"}
+    r = subprocess.run(["bash", "benchmarks/small_on_one_gpu.sh", str(out), "1200"], cwd=ROOT, env=env,
+                       capture_output=True, text=True, timeout=1500)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    assert "stopped" not in r.stdout, r.stdout[-3000:]         # no step of it cut short or failed
+    assert all(f"{stage}: done, inputs unchanged - skipped" in r.stdout for stage in STAGE_PLAN), r.stdout[-3000:]
+    data = json.loads((out / "small_h200.json").read_text())
+    assert data["device"] == "cpu" and data["cuda"] is None and data["torch"] == torch.__version__
+    assert 0 < data["wall_s"] <= 1200
+    assert data["decode"]["rows"] == 8 and data["decode"]["ms_per_step"] > 0 < data["decode"]["floor_ms_per_step"]
+    assert list(data["stages"]) == list(STAGE_PLAN)
+    assert all(v["steps"] == 2 and v["seconds"] > 0 and v["tokens"] > 0 and v["tokens_per_s"] > 0
+               and v["peak_mb"] > 500 for v in data["stages"].values())
+    result = json.loads((out / "rows.json").read_text())
     assert result == json.loads((run.path / "eval" / "before_after" / "rows" / "rows.json").read_text())
     assert result["complete"] and result["stages"] == ["sft", "if_rl", "mopd", "swe_rl"]
+    assert data["before_after"] == result["rows"]
     fields = {"suite", "metric", "model", "stage", "score", "ci", "n", "delta", "delta_ci", "decoding"}
     rows = result["rows"]
     assert all(fields <= set(row) for row in rows)
-    models = [("start_instruct", None), *(("checkpoint", s) for s in result["stages"])]
+    models = [("start_instruct", None), ("start_thinking", None), *(("checkpoint", s) for s in result["stages"])]
     if_suites = [s for s in ("ifeval", "ifbench") if not any(u["suite"] == s for u in result["unavailable"])]
     if os.environ.get("RECIPE_BENCHMARK_MIRROR"):  # tests/conftest.py: ../shared holds both benchmarks' files
         assert if_suites == ["ifeval", "ifbench"], result["unavailable"]
@@ -216,8 +235,7 @@ def test_compare_to_start_rows_cover_ifeval_ifbench_and_the_tiny_suites_with_eve
                 assert model == "start_instruct" or len(row["delta_ci"]) == 2
         assert all("vs_if_rl" in row for row in rows if row["suite"] == suite and row["stage"] in ("mopd", "swe_rl"))
     if "ifeval" in if_suites:
-        samples = [json.loads(line) for line in
-                   (run.path / "eval" / "before_after" / "rows" / "ifeval_samples.jsonl").read_text().splitlines()]
+        samples = [json.loads(line) for line in (out / "ifeval_samples.jsonl").read_text().splitlines()]
         assert len(samples) == 2
         assert all(len(s["follow_strict"]) == len(s["instruction_id_list"]) == len(s["follow_loose"])
                    and isinstance(s["response"], str) and s["key"] for s in samples)
