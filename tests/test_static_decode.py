@@ -183,3 +183,11 @@ def test_device_sampler_draws_todays_distribution():
     part, _ = DeviceSampler(N, torch.device("cpu"), temperature=T, top_p=top_p, greedy=False)(
         logits_N[:2], torch.tensor([3, 10]))
     assert torch.equal(part, ours[[3, 10]])
+
+
+def test_the_graph_decode_is_the_cuda_default_unless_turned_off(monkeypatch):
+    from recipe.train.rollout import static_decode_by_default
+    monkeypatch.delenv("RECIPE_STATIC_DECODE", raising=False)
+    assert static_decode_by_default(torch.device("cuda")) and not static_decode_by_default(torch.device("cpu"))
+    monkeypatch.setenv("RECIPE_STATIC_DECODE", "0")
+    assert not static_decode_by_default(torch.device("cuda"))

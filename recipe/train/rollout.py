@@ -7,6 +7,7 @@ before the token cap: unfinished = overlong).
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import torch
@@ -80,7 +81,7 @@ def generate(model, tokenizer, prompts: list[str], *, max_new_tokens: int, tempe
       per-call overhead and cache copies), picked per architecture by :mod:`recipe.model.decode`:
       ``NemotronHDecodeState`` or ``LlamaDecodeState``; ``lean_decode=False`` or another architecture uses
       :class:`HFDecodeState` (HF's cached forward) behind the same interface.
-    - ``static_decode`` (default: on CUDA, for Llama models): the decode steps replay a captured CUDA graph on
+    - ``static_decode`` (default: on CUDA, for Llama models, unless ``RECIPE_STATIC_DECODE=0``): the decode steps replay a captured CUDA graph on
       static buffers (:mod:`recipe.model.decode.llama_static`), sampling runs on the device
       (:class:`recipe.model.decode.token_sampling.DeviceSampler`) and the host looks for finished rows every
       ``check_every`` tokens (:func:`recipe.model.decode.checked_loop.decode_checked`); same outputs and
@@ -92,6 +93,12 @@ def generate(model, tokenizer, prompts: list[str], *, max_new_tokens: int, tempe
         return _generate(model, tokenizer, prompts, max_new_tokens=max_new_tokens, temperature=temperature,
                          top_p=top_p, greedy=greedy, lean_decode=lean_decode, static_decode=static_decode,
                          check_every=check_every)
+
+
+def static_decode_by_default(device: torch.device) -> bool:
+    """The CUDA-graph decode is the default on CUDA; ``RECIPE_STATIC_DECODE=0`` turns it off (the lean eager step
+    then runs: same outputs, slower), a way around a CUDA or driver version where graph capture misbehaves."""
+    return device.type == "cuda" and os.environ.get("RECIPE_STATIC_DECODE", "1") != "0"
 
 
 def _device(model) -> torch.device:
@@ -117,7 +124,7 @@ def _generate(model, tokenizer, prompts: list[str], *, max_new_tokens: int, temp
         state, logits_AV = prefill(model, enc["input_ids"].to(dev), enc["attention_mask"].to(dev), max_new_tokens,
                                    rows=inverse.to(dev))
         if static_decode is None:
-            static_decode = dev.type == "cuda"
+            static_decode = static_decode_by_default(dev)
         if static_decode and isinstance(state, LlamaDecodeState):
             sampler = DeviceSampler(B, dev, temperature=temperature, top_p=top_p, greedy=greedy)
             resp, inf_lp, finished = decode_checked(StaticLlamaDecode.for_state(state), logits_AV, sampler,
