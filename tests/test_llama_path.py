@@ -197,6 +197,44 @@ def test_one_mopd_step_moves_parameters_and_lowers_the_reverse_kl_on_the_batch(l
     assert m1["reverse_kl"] < m0["reverse_kl"]
 
 
+@pytest.mark.parametrize("estimator", ["grpo", "opd"])
+def test_the_update_loss_is_built_on_the_policy_device_and_equals_the_host_built_one(llama, estimator):
+    """recipe.train.rl.policy_loss (the RL update's loss) keeps its log-probs on the model's device: on CUDA no
+    device -> host copy until the metrics are read. Its value equals the loss built from CPU log-probs."""
+    from types import SimpleNamespace
+
+    from recipe.train.rl import policy_loss
+    model, tok = copy.deepcopy(llama[0]), llama[1]
+    ro = _batch(model, tok, 2)
+    scfg = SimpleNamespace(advantage_estimator=estimator, temperature=0.8, kl_coef=0.03, importance_mask_low=0.5,
+                           importance_mask_high=2.0, loss_normalization="per_sequence")
+    ids, attn, m_BS, inf_BS = ro.input_ids_BS, ro.attention_mask_BS, ro.mask_BS, ro.inf_logprobs_BS
+    ref = copy.deepcopy(model).eval()
+    sharp = copy.deepcopy(model).eval()
+    with torch.no_grad():
+        sharp.lm_head.weight.mul_(2.0)
+    adv_B = torch.tensor([1.0, -1.0, 0.5, -0.5, 1.0, -1.0, 0.0, 0.0])
+    rows = [(ref, [0, 2, 4, 6]), (sharp, [1, 3, 5, 7])]
+    model.train()
+    loss, metrics = policy_loss(model, scfg, ids, attn, m_BS, inf_BS, adv_B=adv_B, ref_model=ref, teacher_rows=rows)
+    dev = next(model.parameters()).device
+    assert loss.device.type == dev.type and set(metrics) >= {"loss"}
+    lp = sequence_logprobs(model, ids, attn, m_BS, 0.8)            # on the CPU, as before
+    with torch.no_grad():
+        if estimator == "grpo":
+            host = grpo_loss(lp, adv_B[:, None] * m_BS, m_BS, kl_coef=0.03,
+                             ref_logprobs_BS=sequence_logprobs(ref, ids, attn, m_BS, 0.8))[0]
+        else:
+            teacher = torch.zeros_like(lp)
+            for t, r in rows:
+                teacher[r] = sequence_logprobs(t, ids[r], attn[r], m_BS[r], 0.8)
+            host = mopd_loss(lp, inf_BS, (teacher - lp) * m_BS, m_BS)[0]
+    assert loss.item() == pytest.approx(host.item(), abs=_atol(model))
+    loss.backward()
+    assert all(p.grad is None or p.grad.device.type == dev.type for p in model.parameters())
+    assert model.model.embed_tokens.weight.grad is not None
+
+
 def test_step_state_round_trips_a_model_with_tied_embeddings(llama, tmp_path):
     model = copy.deepcopy(llama[0])
     assert model.lm_head.weight.data_ptr() == model.model.embed_tokens.weight.data_ptr()

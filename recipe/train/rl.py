@@ -112,6 +112,36 @@ def score_responses(ctx: StageContext, scfg: RLStageConfig, records: list[dict],
     return torch.tensor([r.score for r in results], dtype=torch.float32)
 
 
+def policy_loss(model, scfg: RLStageConfig, ids, attn, m_BS, inf_BS, *, adv_B=None, ref_model=None,
+                teacher_rows=()) -> tuple[torch.Tensor, dict]:
+    """The update's loss and its metrics, built on the policy's device (on CUDA no device -> host copy and no wait
+    until the metrics are read). GRPO (``scfg.advantage_estimator == "grpo"``): each row's group advantage
+    ``adv_B`` over its response tokens, with the k3 KL to ``ref_model`` when ``scfg.kl_coef > 0``; OPD: the
+    token-level reverse-KL advantage against each row's domain teacher (``teacher_rows``: (teacher, rows) pairs),
+    importance-masked against the rollout's log-probs ``inf_BS`` (paper Eq. 2-4). The rows' tensors come from the
+    CPU; every log-prob is taken at the rollouts' sampling temperature."""
+    T = scfg.temperature
+    lp_BS = sequence_logprobs(model, ids, attn, m_BS, T, on_device=True)
+    dev = lp_BS.device
+    mask_dev = m_BS.to(dev, non_blocking=True)
+    if scfg.advantage_estimator == "grpo":
+        adv_BS = adv_B[:, None].to(dev, non_blocking=True) * mask_dev
+        ref_BS = None
+        if scfg.kl_coef > 0:
+            with torch.no_grad():
+                ref_BS = sequence_logprobs(ref_model, ids, attn, m_BS, T, on_device=True).to(dev)
+        return grpo_loss(lp_BS, adv_BS, mask_dev, ref_logprobs_BS=ref_BS, kl_coef=scfg.kl_coef)
+    teacher_BS = torch.zeros_like(lp_BS)
+    with torch.no_grad():
+        for teacher, rows in teacher_rows:
+            r = torch.tensor(rows)
+            teacher_BS[r.to(dev)] = sequence_logprobs(teacher, ids[r], attn[r], m_BS[r], T, on_device=True).to(dev)
+    adv_BS = get_estimator(scfg.advantage_estimator).compute_advantage(AdvantageInputs(
+        rewards_B=None, group_ids_B=None, mask_BS=mask_dev, train_logprobs_BS=lp_BS, teacher_logprobs_BS=teacher_BS))
+    return mopd_loss(lp_BS, inf_BS.to(dev, non_blocking=True), adv_BS, mask_dev, low=scfg.importance_mask_low,
+                     high=scfg.importance_mask_high, normalization=scfg.loss_normalization)
+
+
 def rl_step(ctx: StageContext, scfg: RLStageConfig, opt, step: int, pools: dict[str, list[dict]],
             teachers: dict | None = None, ref_model=None) -> dict:
     model, tok = ctx.model, ctx.tokenizer
@@ -209,28 +239,14 @@ def rl_step(ctx: StageContext, scfg: RLStageConfig, opt, step: int, pools: dict[
                                                             mask_BS=torch.ones(len(rewards_B), 1)))[:, 0]
     ids, attn, m_BS, inf_BS = _trim([ro.input_ids_BS[idx], ro.attention_mask_BS[idx], mask_BS[idx],
                                      ro.inf_logprobs_BS[idx]], ro.attention_mask_BS[idx])
-    T = scfg.temperature  # the rollouts' sampling temperature: train, reference and teacher log-probs at T
-    lp_BS = sequence_logprobs(model, ids, attn, m_BS, T)
     if grpo:
-        adv_BS = adv_B[idx][:, None] * m_BS
-        ref_BS = None
-        if scfg.kl_coef > 0:
-            if ref_model is None:
-                raise ValueError(f"{ctx.stage}: kl_coef={scfg.kl_coef} needs a reference model")
-            with torch.no_grad():
-                ref_BS = sequence_logprobs(ref_model, ids, attn, m_BS, T)
-        loss, lm = grpo_loss(lp_BS, adv_BS, m_BS, ref_logprobs_BS=ref_BS, kl_coef=scfg.kl_coef)
+        if scfg.kl_coef > 0 and ref_model is None:
+            raise ValueError(f"{ctx.stage}: kl_coef={scfg.kl_coef} needs a reference model")
+        loss, lm = policy_loss(model, scfg, ids, attn, m_BS, inf_BS, adv_B=adv_B[idx], ref_model=ref_model)
     else:
         assert isinstance(scfg, MOPDConfig)
-        teacher_BS = torch.zeros_like(lp_BS)
-        with torch.no_grad():
-            for teacher, rows in rules.teacher_rows([records[i]["domain"] for i in idx.tolist()], teachers):
-                r = torch.tensor(rows)
-                teacher_BS[r] = sequence_logprobs(teacher, ids[r], attn[r], m_BS[r], T)
-        adv_BS = estimator.compute_advantage(AdvantageInputs(rewards_B=None, group_ids_B=None, mask_BS=m_BS,
-                                                             train_logprobs_BS=lp_BS, teacher_logprobs_BS=teacher_BS))
-        loss, lm = mopd_loss(lp_BS, inf_BS, adv_BS, m_BS, low=scfg.importance_mask_low,
-                             high=scfg.importance_mask_high, normalization=scfg.loss_normalization)
+        loss, lm = policy_loss(model, scfg, ids, attn, m_BS, inf_BS, teacher_rows=rules.teacher_rows(
+            [records[i]["domain"] for i in idx.tolist()], teachers))
     loss.backward()
     gn = torch.nn.utils.clip_grad_norm_(model.parameters(), scfg.grad_clip)
     opt.step()
