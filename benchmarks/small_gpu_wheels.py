@@ -42,6 +42,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -76,12 +77,12 @@ def canonical(name: str) -> str:
 
 
 def _pin_name(pin: str) -> str:
-    return canonical(pin.split("==")[0].split(">")[0].split("<")[0].split(";")[0])
+    """The distribution a requirement line names (``name==1.0; marker`` -> ``name``)."""
+    return canonical(re.split(r"[=<>!~;\[ ]", pin.strip(), maxsplit=1)[0])
 
 
 def dependencies() -> list[str]:
     """pyproject.toml's dependencies, less torch (the GPU machine's own build stays)."""
-    import tomllib
     deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
     return [d for d in deps if _pin_name(d) != "torch"]
 
@@ -286,7 +287,8 @@ def fill(folder: str, python_version: str, have_file: str | None, mirror: str | 
                 shutil.move(str(wheel), out / "spare" / wheel.name)
                 small_spares.append(wheel.name)
     kit = {"python_version": python_version, "platforms": PLATFORMS, "have_file": have_file,
-           "carry": p["carry"], "why": p["why"], "no_deps": p["no_deps"], "spare": sorted(small_spares), "left_out": p["left_out"],
+           "carry": p["carry"], "why": p["why"], "no_deps": p["no_deps"], "spare": sorted(small_spares),
+           "left_out": p["left_out"],
            "not_on_the_gpu_run": NOT_ON_THE_GPU_RUN, "carry_our_pin": sorted(CARRY_OUR_PIN),
            "spares_without_a_wheel": missing}
     src = Path(mirror) if mirror else _mirror_folder()
@@ -332,7 +334,7 @@ def split(folder: str, part_mb: float, to: str) -> list[Path]:
     dest = Path(to)
     for f in files:
         size, offset, digest = f.stat().st_size, 0, _sha256(f)
-        while offset < size or size == 0:
+        while True:                      # an empty file still gets its one (empty) piece
             if used >= limit:
                 parts.append([])
                 used = 0
@@ -341,7 +343,7 @@ def split(folder: str, part_mb: float, to: str) -> list[Path]:
                               "sha256": digest})
             used += length
             offset += length
-            if size == 0:
+            if offset >= size:
                 break
     out = []
     for i, pieces in enumerate(parts, 1):

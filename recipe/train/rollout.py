@@ -81,10 +81,10 @@ def generate(model, tokenizer, prompts: list[str], *, max_new_tokens: int, tempe
       per-call overhead and cache copies), picked per architecture by :mod:`recipe.model.decode`:
       ``NemotronHDecodeState`` or ``LlamaDecodeState``; ``lean_decode=False`` or another architecture uses
       :class:`HFDecodeState` (HF's cached forward) behind the same interface.
-    - ``static_decode`` (default: on CUDA, for Llama models, unless ``RECIPE_STATIC_DECODE=0``): the decode steps replay a captured CUDA graph on
-      static buffers (:mod:`recipe.model.decode.llama_static`), sampling runs on the device
-      (:class:`recipe.model.decode.token_sampling.DeviceSampler`) and the host looks for finished rows every
-      ``check_every`` tokens (:func:`recipe.model.decode.checked_loop.decode_checked`); same outputs and
+    - ``static_decode`` (default: on CUDA, for Llama models, unless ``RECIPE_STATIC_DECODE=0``): the decode steps
+      replay a captured CUDA graph on static buffers (:mod:`recipe.model.decode.llama_static`), sampling runs on
+      the device (:class:`recipe.model.decode.token_sampling.DeviceSampler`) and the host looks for finished rows
+      every ``check_every`` tokens (:func:`recipe.model.decode.checked_loop.decode_checked`); same outputs and
       distribution, other random numbers.
     The output layout equals Hugging Face's: [left-padded prompt | response, pad after <|im_end|>]. The model runs
     on its own device (bf16 autocast on CUDA, ``recipe.train.device``); the returned batch is on the CPU.
