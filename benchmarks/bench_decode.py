@@ -14,11 +14,14 @@ the evaluation cap; ``--quick``: the first only, on the fastest path only, ``--r
 prints each path's median milliseconds a decode step (the whole ``generate`` call, prefill
 included, over the decode steps run) and tokens a second.
 
-The floor of a decode step at the IF-RL shape: the bytes one step must read, the model's bf16 weights (parameters
-x 2 bytes) plus the K/V of every cached token of every row still generating (layers x 2 x kv heads x head dim x 2
-bytes a token, summed over the run's steps and divided by them), over an H200's ~4.3 TB/s (HBM3e, NVIDIA's
-datasheet: 4.8 TB/s peak; 4.3 is what a streaming read reaches). The last line gives the fastest path's ms a step,
-the floor and their ratio; ``--json`` writes them ({rows, ms_per_step, floor_ms_per_step, tokens_per_s, path}).
+The floor of a decode step at the IF-RL shape: the bytes one step must read, the model's weights plus the K/V of
+every cached token of every row still generating (layers x 2 x kv heads x head dim x bytes a token, summed over the
+run's steps and divided by them), over the memory bandwidth. On CUDA: bf16 weights and K/V (2 bytes, the autocast
+dtype) over an H200's ~4.3 TB/s (HBM3e, NVIDIA's datasheet: 4.8 TB/s peak; 4.3 is what a streaming read reaches). On
+the CPU: fp32 weights and K/V (4 bytes: the CPU path runs fp32) over this machine's own bandwidth, measured here as
+the bytes a ``torch`` copy of a 256 MB tensor reads and writes a second (best of 5). The last line gives the fastest
+path's ms a step, the floor and their ratio; ``--json`` writes them ({rows, ms_per_step, floor_ms_per_step,
+tokens_per_s, path, bandwidth_gb_s}).
 
 - ``--profile tiny`` (default): the tiny model of ``--checkpoint`` (default runs/tiny-seed0/01_sft/checkpoint);
 - ``--profile small``: SmolLM2 from the small profile's ``model.name`` (``recipe model import``), on ``--device``
@@ -46,28 +49,43 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize()
 
 
-def weight_bytes(model) -> int:
-    """The model's parameters in bf16, tied ones counted once."""
-    return 2 * sum(p.numel() for p in {id(p): p for p in model.parameters()}.values())
+def weight_bytes(model, item_bytes: int = 2) -> int:
+    """The model's parameters at ``item_bytes`` each (2: bf16), tied ones counted once."""
+    return item_bytes * sum(p.numel() for p in {id(p): p for p in model.parameters()}.values())
 
 
-def kv_bytes_per_token(model) -> int:
+def kv_bytes_per_token(model, item_bytes: int = 2) -> int:
     cfg = model.config
     d = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
     kinds = getattr(cfg, "layers_block_type", None)       # NemotronH: only its attention layers keep K/V
     layers = sum(k == "full_attention" for k in kinds) if kinds else cfg.num_hidden_layers
-    return layers * 2 * cfg.num_key_value_heads * d * 2
+    return layers * 2 * cfg.num_key_value_heads * d * item_bytes
 
 
-def floor_ms_per_step(model, ro) -> float:
-    """The bandwidth floor of one decode step of the rollout ``ro``: weights + the K/V its steps read, per step."""
+def cpu_bandwidth_bytes_per_s(mb: int = 256, repeats: int = 5) -> float:
+    """This machine's memory bandwidth as a ``torch`` copy sees it: bytes read + written a second, best of
+    ``repeats`` copies of an ``mb`` MB float32 tensor (far larger than any cache)."""
+    src = torch.ones(mb * 2**20 // 4)
+    dst = torch.empty_like(src)
+    dst.copy_(src)
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        dst.copy_(src)
+        best = min(best, time.perf_counter() - t0)
+    return 2 * src.numel() * 4 / best
+
+
+def floor_ms_per_step(model, ro, bytes_per_s: float = HBM_BYTES_PER_S, item_bytes: int = 2) -> float:
+    """The bandwidth floor of one decode step of the rollout ``ro``: weights + the K/V its steps read, per step, at
+    ``bytes_per_s`` with ``item_bytes`` a value."""
     prompt = ro.attention_mask_BS.sum(1) - ro.mask_BS.sum(1)
     n_new = ro.mask_BS.sum(1)
     steps = max(1, int(n_new.max()))
     # row b reads prompt_b + t cached tokens at its steps t = 0 .. n_new_b - 1
     kv_tokens = float((prompt * n_new + n_new * (n_new - 1) / 2).sum())
-    per_step = weight_bytes(model) + kv_tokens * kv_bytes_per_token(model) / steps
-    return 1e3 * per_step / HBM_BYTES_PER_S
+    per_step = weight_bytes(model, item_bytes) + kv_tokens * kv_bytes_per_token(model, item_bytes) / steps
+    return 1e3 * per_step / bytes_per_s
 
 
 def main() -> None:
@@ -83,8 +101,12 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=None, help="IF-RL shape: prompts x generations = ROWS (generations "
                     "as the profile's)")
     ap.add_argument("--cap", type=int, default=None, help="IF-RL shape: this many new tokens")
+    ap.add_argument("--cpu-bf16", default="off", choices=["off", "on", "auto"],
+                    help="bf16 autocast on the CPU (run.cpu_bf16; auto: where the CPU has AMX / AVX512-BF16)")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
+    from recipe.train.device import set_cpu_bf16
+    cpu_bf16 = set_cpu_bf16(a.cpu_bf16)
     from recipe.config import load_config
     from recipe.domains import build_tiny_splits, pool
     from recipe.model import load_checkpoint
@@ -150,16 +172,23 @@ def main() -> None:
         print(f"{dom + f' ({n} x {group}, {cap} tokens)':<42} {statistics.median(steps[paths[0]]):>6.0f}"
               + "".join(f" {row[p][0]:>10.1f} {row[p][1]:>11.0f}" for p in paths))
         if first is None:
-            first = (n * group, row, floor_ms_per_step(model, last))
-    rows, row, floor = first
+            first = (n * group, row, last)
+    rows, row, last = first
     best = min(row, key=lambda p: row[p][0])
+    if device.type == "cuda":
+        bw, item, what = HBM_BYTES_PER_S, 2, "bf16"
+    else:   # fp32 weights are read either way (autocast casts them each step); K/V are kept in bf16 under autocast
+        bw, item, what = cpu_bandwidth_bytes_per_s(), 4, "fp32"
+    floor = floor_ms_per_step(model, last, bw, item)
     print(f"IF-RL shape, {rows} rows: {best} {row[best][0]:.2f} ms a step, {row[best][1]:.0f} tokens/s; bandwidth "
-          f"floor {floor:.3f} ms a step (bf16 weights {weight_bytes(model) / 1e6:.0f} MB + K/V, at "
-          f"{HBM_BYTES_PER_S / 1e12:.1f} TB/s) -> {row[best][0] / floor:.1f}x the floor")
+          f"floor {floor:.3f} ms a step ({what} weights {weight_bytes(model, item) / 1e6:.0f} MB + K/V, at "
+          f"{bw / 1e9:.1f} GB/s{'' if device.type == 'cuda' else ' measured by a torch copy here'}) -> "
+          f"{row[best][0] / floor:.1f}x the floor")
     if a.json:
         a.json.write_text(json.dumps({"rows": rows, "ms_per_step": round(row[best][0], 3),
                                       "floor_ms_per_step": round(floor, 4), "tokens_per_s": round(row[best][1], 1),
-                                      "path": best, "device": str(device)}, indent=1))
+                                      "path": best, "device": str(device), "bandwidth_gb_s": round(bw / 1e9, 1),
+                                      "threads": a.threads, "cpu_bf16": cpu_bf16}, indent=1))
     if a.ops:
         dom, n, group, cap = shapes[0]
         prompts = prompts_for(dom, n, group)

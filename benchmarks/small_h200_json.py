@@ -1,7 +1,7 @@
 """OUT/small_h200.json for ``benchmarks/small_on_one_gpu.sh``: the one-GPU run's figures in a shape anyone can read
 without our code.
 
-    python benchmarks/small_h200_json.py OUT --wall-s SECONDS
+    python benchmarks/small_h200_json.py OUT --wall-s SECONDS [--name small_cpu.json --threads N --seed S --run-id ID]
 
 Reads what the script left in OUT: ``decode.json`` (``bench_decode.py --json``), ``stage_costs.json`` (``recipe
 report --costs --json``) and the compare-to-start tables ``comparison*.json``; adds the device, torch and CUDA
@@ -49,7 +49,7 @@ def environment() -> dict:
 def decode_section(d: dict | None) -> dict:
     d = d or {}
     return {"rows": d.get("rows"), "ms_per_step": d.get("ms_per_step"), "floor_ms_per_step": d.get("floor_ms_per_step"),
-            **{k: d[k] for k in ("tokens_per_s", "path") if k in d}}
+            **{k: d[k] for k in ("tokens_per_s", "path", "bandwidth_gb_s") if k in d}}
 
 
 def stages_section(rows: list | None) -> dict:
@@ -113,8 +113,8 @@ def before_after_rows(tables: dict[str, dict | None]) -> list[dict]:
     return rows
 
 
-def assemble(out: Path, wall_s: float | None) -> dict:
-    return {**environment(), "wall_s": wall_s, "decode": decode_section(_read(out / "decode.json")),
+def assemble(out: Path, wall_s: float | None, extra: dict | None = None) -> dict:
+    return {**environment(), **(extra or {}), "wall_s": wall_s, "decode": decode_section(_read(out / "decode.json")),
             "stages": stages_section(_read(out / "stage_costs.json")),
             "before_after": _rows(out)}
 
@@ -132,10 +132,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("out", type=Path)
     ap.add_argument("--wall-s", type=float, default=None)
+    ap.add_argument("--name", default="small_h200.json", help="the file written in OUT (small_cpu.json: the CPU run)")
+    ap.add_argument("--threads", type=int, default=None, help="torch threads the run used (recorded)")
+    ap.add_argument("--seed", type=int, default=None, help="the run's seed (recorded)")
+    ap.add_argument("--run-id", default=None, help="the run's id (recorded)")
     a = ap.parse_args()
-    data = assemble(a.out, a.wall_s)
-    (a.out / "small_h200.json").write_text(json.dumps(data, indent=1) + "\n")
-    print(f"{a.out / 'small_h200.json'}: {data['device']}, {len(data['stages'])} stages, "
+    extra = {k: v for k, v in (("threads", a.threads), ("seed", a.seed), ("run_id", a.run_id)) if v is not None}
+    data = assemble(a.out, a.wall_s, extra)
+    (a.out / a.name).write_text(json.dumps(data, indent=1) + "\n")
+    print(f"{a.out / a.name}: {data['device']}, {len(data['stages'])} stages, "
           f"{len(data['before_after'])} before/after rows, decode {data['decode'].get('ms_per_step')} ms a step")
 
 

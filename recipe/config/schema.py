@@ -42,6 +42,17 @@ class RunSection(StrictSection):
     state_save_every_s: Optional[float] = Field(
         None, ge=0, description="Write a stage's step state (its resume point) after the first step that ends this "
         "many seconds after the last save, instead of every `save_every` steps (recipe.train.state.SaveClock).")
+    cpu_bf16: Literal["off", "on", "auto"] = Field(
+        "off", description="bf16 autocast over fp32 master weights on the CPU, as on CUDA: auto = where the CPU has "
+        "bf16 matrix units (AMX / AVX512-BF16; recipe.train.device).")
+    train_micro_batch_size: Optional[int] = Field(
+        None, ge=1, description="Rows a training forward/backward runs at once (NeMo-RL's policy.train_micro_batch_size):"
+        " an update or SFT step accumulates the gradient over micro-batches, the same loss and gradient as one pass "
+        "over the batch (every micro-batch is normalised by the whole batch's count); memory then grows with the "
+        "micro-batch, not the batch. null: the whole batch in one pass (recipe.train.micro_batches).")
+    logprob_batch_size: Optional[int] = Field(
+        None, ge=1, description="Rows a no-grad log-prob pass (reference, teacher) runs at once (NeMo-RL's "
+        "policy.logprob_batch_size); null: the whole batch in one pass.")
 
 
 class TinyDomainSpec(StrictSection):
@@ -120,6 +131,8 @@ class EvaluationSection(StrictSection):
                     "per turn). A cap below a domain's reference answers truncates every such answer to reward 0; "
                     "recipe.train.generation_caps checks this.")
     batch_size: int = Field(64, gt=0, description="Prompts per generation batch.")
+    thinking: bool = Field(True, description="Validation renders its prompts in thinking mode (the cascade's); "
+                           "false: instruct mode, for a run whose stages train in instruct mode.")
     decoding: Literal["greedy", "sample"] = "greedy"
     temperature: float = 1.0
     top_p: float = 1.0

@@ -31,7 +31,8 @@ class OptimizerMixin(AssignmentCheckedSection):
 class SFTConfig(OptimizerMixin):
     """Stage 0: supervised fine-tuning, cross-entropy on assistant tokens only."""
 
-    steps: int = Field(gt=0, description="Optimizer steps actually run.")
+    steps: int = Field(ge=0, description="Optimizer steps actually run; 0: no SFT, the start model is saved as the "
+                       "stage's checkpoint (an already instruction-tuned model, e.g. the small profile's CPU set).")
     planned_steps: Optional[int] = Field(None, description="Length the LR schedule is planned for (default: steps).")
     global_batch: int = Field(gt=0, description="Sequences (packed sequences at paper scale) per optimizer step.")
     pack_length: Optional[int] = Field(None, description="Packed sequence length in tokens (None = no packing).")
@@ -103,6 +104,10 @@ class RLStageConfig(OptimizerMixin):
     prompt_mask_max_reward: Optional[float] = Field(
         None, description="Agentless SWE: no loss for prompts whose best rollout reward is <= this.")
     reward: Literal["verifier", "pairwise_judge", "llm_judge", "teacher"] = "verifier"
+    if_grading: Optional[Literal["all", "fraction"]] = Field(
+        None, description="Instruction-following rewards: 1 only when every instruction is followed (`all`, the "
+        "paper's IF-RL) or the share followed (`fraction`, IFEval's instruction-level view); null: each record's own "
+        "grading_mode. Validation keeps the record's own.")
     judge: Optional[JudgeConfig] = Field(None, description="reward: pairwise_judge: the judge and its aggregation.")
     init_from: Optional[str] = Field(
         None, description="Stage whose checkpoint this stage starts from (default: the previous stage in the plan; "

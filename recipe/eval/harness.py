@@ -39,6 +39,8 @@ def generation_fingerprint(backend_desc: dict, sampling: SamplingParams, episode
     ident = {k: backend_desc.get(k) for k in _IDENTITY_KEYS}
     if backend_desc.get("serving"):  # server-side settings that change outputs (absent: the key is as before)
         ident["serving"] = backend_desc["serving"]
+    if backend_desc.get("precision"):  # in-process bf16 autocast (absent, fp32: the key is as before)
+        ident["precision"] = backend_desc["precision"]
     if episodes:  # a sample is a played episode, never a single response cached under the same settings
         ident["episodes"] = True
     return _digest({"backend": ident, "sampling": sampling.model_dump(exclude={"k"})})

@@ -129,6 +129,8 @@ def compare_rows(run, cfg, *, start: str | Path | None = None, last: str, if_sui
     ``out/ifeval_samples.jsonl`` (``last``'s IFEval completions)."""
     from recipe.eval.api import evaluate, suite_rows as load_suite_rows
     from recipe.eval.backends.hf import HFBackend
+    from recipe.train.device import set_cpu_bf16
+    set_cpu_bf16(cfg.run.cpu_bf16)   # every model in the run's precision (the sample cache keys on it)
     ep, cs = cfg.benchmarks.eval_phase, cfg.benchmarks.compare_to_start
     start = Path(start or cfg.model.name)
     out = Path(out or run.path / "eval" / "before_after" / "rows")

@@ -26,7 +26,7 @@ from recipe.runs.content_hashes import sha256_dir
 from recipe.runs.layout import RunDir
 from recipe.runs.teachers import record_scores, write_routing
 from recipe.train.context import StageContext
-from recipe.train.device import StageMeter, resolve_device, stage_tokens
+from recipe.train.device import StageMeter, resolve_device, set_cpu_bf16, stage_tokens
 from recipe.train.generation_caps import GenerationCapWarning, cap_shortfalls
 from recipe.train.rl import train_rl
 from recipe.train.sft import train_sft
@@ -103,6 +103,7 @@ def run_stage(run: RunDir, cfg: RecipeConfig, stage: str, *, progress: bool = Tr
     """Run (or skip, or resume) one stage; returns its manifest."""
     check_runnable(cfg, stage)
     torch.set_num_threads(cfg.run.torch_threads)
+    set_cpu_bf16(cfg.run.cpu_bf16)
     inputs = stage_inputs(run, cfg, stage)
     manifest = run.read_manifest(stage) or {}
     if not force and manifest.get("status") == "done" and manifest.get("inputs") == inputs:

@@ -8,6 +8,10 @@
 - ``mopd_loss`` (paper Eq. 3-4, RECIPE.md §6): r_t = pi_train/pi_inf, w_t = sg[r_t] * 1[low <= r_t <= high]
   (out-of-band tokens get weight 0, not clipped), L = -E_y[(1/|V(y)|) sum_t w_t sg[a_t] log pi_train(y_t)]
   (per-sequence token mean, then mean over sequences); ``token_level`` normalisation is the tested fallback.
+
+``normalizer`` (GRPO and MOPD as for SFT): the whole batch's count (tokens; MOPD ``per_sequence``: sequences with a
+trained token) when the rows given are one micro-batch of it, so that the micro-batches' losses and gradients add up
+to the one-pass ones (``recipe.train.micro_batches``).
 """
 from __future__ import annotations
 
@@ -20,8 +24,9 @@ def sft_loss(logprobs_BS: torch.Tensor, mask_BS: torch.Tensor, normalizer: int |
     return loss, {"loss": loss.item(), "tokens": int(mask_BS.sum().item())}
 
 
-def grpo_loss(logprobs_BS, advantages_BS, mask_BS, *, ref_logprobs_BS=None, kl_coef: float = 0.0):
-    n_tokens = mask_BS.sum().clamp(min=1)
+def grpo_loss(logprobs_BS, advantages_BS, mask_BS, *, ref_logprobs_BS=None, kl_coef: float = 0.0,
+              normalizer: int | None = None):
+    n_tokens = mask_BS.sum().clamp(min=1) if normalizer is None else max(1, normalizer)
     pg = -(advantages_BS * logprobs_BS * mask_BS).sum() / n_tokens
     metrics = {"pg_loss": pg.item()}
     loss = pg
@@ -37,7 +42,7 @@ def grpo_loss(logprobs_BS, advantages_BS, mask_BS, *, ref_logprobs_BS=None, kl_c
 
 
 def mopd_loss(train_logprobs_BS, inf_logprobs_BS, advantages_BS, mask_BS, *, low: float = 0.5, high: float = 2.0,
-              normalization: str = "per_sequence"):
+              normalization: str = "per_sequence", normalizer: int | None = None):
     ratio_BS = torch.exp(train_logprobs_BS.detach() - inf_logprobs_BS)
     in_band_BS = ((ratio_BS >= low) & (ratio_BS <= high)).float() * mask_BS
     w_BS = ratio_BS * in_band_BS
@@ -45,9 +50,13 @@ def mopd_loss(train_logprobs_BS, inf_logprobs_BS, advantages_BS, mask_BS, *, low
     if normalization == "per_sequence":
         n_B = mask_BS.sum(dim=1)
         keep_B = n_B > 0
-        loss = -(per_token_BS.sum(dim=1)[keep_B] / n_B[keep_B]).mean() if keep_B.any() else per_token_BS.sum() * 0
+        seq_B = per_token_BS.sum(dim=1)[keep_B] / n_B[keep_B]
+        if not keep_B.any():
+            loss = per_token_BS.sum() * 0
+        else:
+            loss = -seq_B.mean() if normalizer is None else -seq_B.sum() / max(1, normalizer)
     elif normalization == "token_level":
-        loss = -per_token_BS.sum() / mask_BS.sum().clamp(min=1)
+        loss = -per_token_BS.sum() / (mask_BS.sum().clamp(min=1) if normalizer is None else max(1, normalizer))
     else:
         raise ValueError(f"unknown loss_normalization {normalization!r}: per_sequence or token_level")
     n = mask_BS.sum().clamp(min=1)

@@ -29,8 +29,9 @@ def step_time_estimate(times: list[float], recent: int = 10) -> float:
 
 
 def progress_line(stage: str, rows: list[dict], total: int) -> str:
-    """``if_rl  step 12/50  reward 0.412  ETA 31 s`` from the rows logged so far (ETA: ``step_time_estimate`` x
-    steps left); RLHF stages add ``judge score 0.61`` (the normalised group reward's mean cannot move)."""
+    """``if_rl  step 12/50  reward 0.412  at cap 20%  ETA 31 s`` from the rows logged so far (ETA:
+    ``step_time_estimate`` x steps left; ``at cap``: the share of the step's answers that hit the token cap); RLHF
+    stages add ``judge score 0.61`` (the normalised group reward's mean cannot move)."""
     last = rows[-1]
     done = int(last.get("step", len(rows) - 1)) + 1
     parts = [f"{stage}", f"step {done}/{total}"]
@@ -40,6 +41,8 @@ def progress_line(stage: str, rows: list[dict], total: int) -> str:
             break
     if isinstance(last.get("judge_score_mean"), (int, float)):  # RLHF: the judge's absolute score, which moves
         parts.append(f"judge score {last['judge_score_mean']:.3f}")
+    if isinstance(last.get("overlong_frac"), (int, float)):  # RL: the share of answers that hit the token cap
+        parts.append(f"at cap {100 * last['overlong_frac']:.0f}%")
     times = [r["time_s"] for r in rows if isinstance(r.get("time_s"), (int, float))]
     if times and done < total:
         parts.append(f"ETA {step_time_estimate(times) * (total - done):.0f} s")

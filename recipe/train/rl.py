@@ -33,6 +33,7 @@ from recipe.train import rl_rules as rules
 from recipe.train.advantages import AdvantageInputs, get_estimator
 from recipe.train.context import StageContext
 from recipe.train.losses import grpo_loss, mopd_loss
+from recipe.train.micro_batches import accumulate_gradients, logprobs_in_passes, loss_normalizer, trim_columns
 from recipe.train.optimizer import adamw
 from recipe.train.progress import progress_bar
 from recipe.train.rollout import RolloutBatch, generate, record_thinking, render_prompt, sequence_logprobs
@@ -62,13 +63,6 @@ def sample_prompts(rng: random.Random, pools: dict[str, list[dict]], scfg: RLSta
         d = rng.choices(doms, weights=w)[0]
         picks.append(pools[d][rng.randrange(len(pools[d]))])
     return picks
-
-
-def _trim(batch_cols: list[torch.Tensor], attn: torch.Tensor) -> list[torch.Tensor]:
-    """Drop columns that are padding in every row (left of the longest prompt, right of the longest answer)."""
-    used = attn.bool().any(0).nonzero().flatten()
-    lo, hi = int(used[0]), int(used[-1]) + 1
-    return [t[:, lo:hi] for t in batch_cols]
 
 
 def concat_rollouts(batches: list[RolloutBatch], pad_id: int) -> RolloutBatch:
@@ -107,19 +101,25 @@ def score_responses(ctx: StageContext, scfg: RLStageConfig, records: list[dict],
         from recipe.rewards.group_reward import judge_group_rewards
         return judge_group_rewards(records, texts, group_size, scfg.judge)
     v = ctx.cfg.verify
+    if scfg.if_grading is not None:   # the stage's IF reward over the records' own grading_mode
+        records = [dict(r, verifier={**r["verifier"], "grading_mode": scfg.if_grading})
+                   if (r.get("verifier") or {}).get("name") == "instruction_following" else r for r in records]
     results = verify_batch(records, texts, workers=v.workers, ray_address=v.ray_address,
                            pool_threshold=v.pool_threshold, math_timeout_s=v.math_timeout_s)
     return torch.tensor([r.score for r in results], dtype=torch.float32)
 
 
 def policy_loss(model, scfg: RLStageConfig, ids, attn, m_BS, inf_BS, *, adv_B=None, ref_model=None,
-                teacher_rows=()) -> tuple[torch.Tensor, dict]:
+                teacher_rows=(), normalizer: int | None = None, logprob_batch: int | None = None
+                ) -> tuple[torch.Tensor, dict]:
     """The update's loss and its metrics, built on the policy's device (on CUDA no device -> host copy and no wait
     until the metrics are read). GRPO (``scfg.advantage_estimator == "grpo"``): each row's group advantage
     ``adv_B`` over its response tokens, with the k3 KL to ``ref_model`` when ``scfg.kl_coef > 0``; OPD: the
     token-level reverse-KL advantage against each row's domain teacher (``teacher_rows``: (teacher, rows) pairs),
     importance-masked against the rollout's log-probs ``inf_BS`` (paper Eq. 2-4). The rows' tensors come from the
-    CPU; every log-prob is taken at the rollouts' sampling temperature."""
+    CPU; every log-prob is taken at the rollouts' sampling temperature. ``normalizer``: the whole batch's count when
+    these rows are one micro-batch of it (``recipe.train.micro_batches``); ``logprob_batch``: rows a reference or
+    teacher pass runs at once."""
     T = scfg.temperature
     lp_BS = sequence_logprobs(model, ids, attn, m_BS, T, on_device=True)
     dev = lp_BS.device
@@ -128,18 +128,39 @@ def policy_loss(model, scfg: RLStageConfig, ids, attn, m_BS, inf_BS, *, adv_B=No
         adv_BS = adv_B[:, None].to(dev, non_blocking=True) * mask_dev
         ref_BS = None
         if scfg.kl_coef > 0:
-            with torch.no_grad():
-                ref_BS = sequence_logprobs(ref_model, ids, attn, m_BS, T, on_device=True).to(dev)
-        return grpo_loss(lp_BS, adv_BS, mask_dev, ref_logprobs_BS=ref_BS, kl_coef=scfg.kl_coef)
+            ref_BS = logprobs_in_passes(ref_model, ids, attn, m_BS, T, logprob_batch, on_device=True).to(dev)
+        return grpo_loss(lp_BS, adv_BS, mask_dev, ref_logprobs_BS=ref_BS, kl_coef=scfg.kl_coef, normalizer=normalizer)
     teacher_BS = torch.zeros_like(lp_BS)
-    with torch.no_grad():
-        for teacher, rows in teacher_rows:
-            r = torch.tensor(rows)
-            teacher_BS[r.to(dev)] = sequence_logprobs(teacher, ids[r], attn[r], m_BS[r], T, on_device=True).to(dev)
+    for teacher, rows in teacher_rows:
+        r = torch.tensor(rows)
+        teacher_BS[r.to(dev)] = logprobs_in_passes(teacher, ids[r], attn[r], m_BS[r], T, logprob_batch,
+                                                   on_device=True).to(dev)
     adv_BS = get_estimator(scfg.advantage_estimator).compute_advantage(AdvantageInputs(
         rewards_B=None, group_ids_B=None, mask_BS=mask_dev, train_logprobs_BS=lp_BS, teacher_logprobs_BS=teacher_BS))
     return mopd_loss(lp_BS, inf_BS.to(dev, non_blocking=True), adv_BS, mask_dev, low=scfg.importance_mask_low,
-                     high=scfg.importance_mask_high, normalization=scfg.loss_normalization)
+                     high=scfg.importance_mask_high, normalization=scfg.loss_normalization, normalizer=normalizer)
+
+
+def policy_gradient(model, scfg: RLStageConfig, ids, attn, m_BS, inf_BS, *, adv_B=None, ref_model=None,
+                    domains_B: list[str] | None = None, teachers: dict | None = None,
+                    micro_batch: int | None = None, logprob_batch: int | None = None) -> dict:
+    """The update's gradient, accumulated in the parameters' ``.grad`` over micro-batches of ``micro_batch`` rows
+    (``None``: one pass), each trimmed to its own columns and normalised by the whole batch's count, so the gradient
+    equals one pass's (``recipe.train.micro_batches``). Returns the batch's metrics."""
+    grpo = scfg.advantage_estimator == "grpo"
+    normalizer = None   # one pass: each loss counts its own rows (the same count, computed as before)
+    if micro_batch is not None and micro_batch < m_BS.shape[0]:
+        normalizer = loss_normalizer(m_BS, per_sequence=not grpo and scfg.loss_normalization == "per_sequence")
+
+    def loss_of_rows(rows: torch.Tensor):
+        c_ids, c_attn, c_m, c_inf = trim_columns([ids[rows], attn[rows], m_BS[rows], inf_BS[rows]], attn[rows])
+        if grpo:
+            return policy_loss(model, scfg, c_ids, c_attn, c_m, c_inf, adv_B=adv_B[rows], ref_model=ref_model,
+                               normalizer=normalizer, logprob_batch=logprob_batch)
+        return policy_loss(model, scfg, c_ids, c_attn, c_m, c_inf, normalizer=normalizer, logprob_batch=logprob_batch,
+                           teacher_rows=rules.teacher_rows([domains_B[i] for i in rows.tolist()], teachers))
+
+    return accumulate_gradients(loss_of_rows, m_BS, micro_batch)
 
 
 def rl_step(ctx: StageContext, scfg: RLStageConfig, opt, step: int, pools: dict[str, list[dict]],
@@ -237,17 +258,19 @@ def rl_step(ctx: StageContext, scfg: RLStageConfig, opt, step: int, pools: dict[
         # advantages over whole groups (overlong responses included), then restricted to the trainable rows
         adv_B = estimator.compute_advantage(AdvantageInputs(rewards_B=rewards_B, group_ids_B=group_B,
                                                             mask_BS=torch.ones(len(rewards_B), 1)))[:, 0]
-    ids, attn, m_BS, inf_BS = _trim([ro.input_ids_BS[idx], ro.attention_mask_BS[idx], mask_BS[idx],
-                                     ro.inf_logprobs_BS[idx]], ro.attention_mask_BS[idx])
+    ids, attn, m_BS, inf_BS = trim_columns([ro.input_ids_BS[idx], ro.attention_mask_BS[idx], mask_BS[idx],
+                                           ro.inf_logprobs_BS[idx]], ro.attention_mask_BS[idx])
+    run = ctx.cfg.run
     if grpo:
         if scfg.kl_coef > 0 and ref_model is None:
             raise ValueError(f"{ctx.stage}: kl_coef={scfg.kl_coef} needs a reference model")
-        loss, lm = policy_loss(model, scfg, ids, attn, m_BS, inf_BS, adv_B=adv_B[idx], ref_model=ref_model)
+        lm = policy_gradient(model, scfg, ids, attn, m_BS, inf_BS, adv_B=adv_B[idx], ref_model=ref_model,
+                             micro_batch=run.train_micro_batch_size, logprob_batch=run.logprob_batch_size)
     else:
         assert isinstance(scfg, MOPDConfig)
-        loss, lm = policy_loss(model, scfg, ids, attn, m_BS, inf_BS, teacher_rows=rules.teacher_rows(
-            [records[i]["domain"] for i in idx.tolist()], teachers))
-    loss.backward()
+        lm = policy_gradient(model, scfg, ids, attn, m_BS, inf_BS, domains_B=[records[i]["domain"] for i in idx.tolist()],
+                             teachers=teachers, micro_batch=run.train_micro_batch_size,
+                             logprob_batch=run.logprob_batch_size)
     gn = torch.nn.utils.clip_grad_norm_(model.parameters(), scfg.grad_clip)
     opt.step()
     opt.zero_grad(set_to_none=True)
@@ -274,7 +297,7 @@ def train_rl(ctx: StageContext, scfg: RLStageConfig, *, teachers: dict | None = 
         m = rl_step(ctx, scfg, opt, step, pools, teachers=teachers, ref_model=ref_model)
         ctx.run.append_metrics(ctx.stage, m)
         bar.update(1)
-        bar.set_postfix(reward=f"{m['reward_mean']:.2f}")
+        bar.set_postfix(reward=f"{m['reward_mean']:.2f}", at_cap=f"{m['overlong_frac']:.0%}")
         if scfg.teacher_candidate_every and (step + 1) % scfg.teacher_candidate_every == 0 and step + 1 < scfg.steps:
             save_checkpoint(ctx.model, ctx.tokenizer, candidate_dir(ctx.run, ctx.stage, step + 1))
         if clock.due(step + 1, scfg.steps):

@@ -19,6 +19,7 @@ from recipe.domains import pool, to_sft_messages
 from recipe.model.chat_render import apply_template
 from recipe.train.context import StageContext
 from recipe.train.device import model_device
+from recipe.train.micro_batches import row_chunks, trim_columns
 from recipe.train.optimizer import adamw
 from recipe.train.progress import progress_bar
 from recipe.train.rollout import render_prompt, sequence_logprobs
@@ -90,6 +91,7 @@ def train_sft(ctx: StageContext, scfg: SFTConfig) -> dict:
     ctx.run.truncate_metrics(ctx.stage, start)
     total = scfg.planned_steps or scfg.steps
     dev = model_device(model)
+    micro = ctx.cfg.run.train_micro_batch_size
     read_every = scfg.log_every if dev.type == "cuda" else 1
     clock = SaveClock(scfg.save_every, ctx.cfg.run.state_save_every_s)
     pending: list[tuple[dict, torch.Tensor, torch.Tensor]] = []   # (row, loss, grad norm) not read back yet
@@ -115,10 +117,15 @@ def train_sft(ctx: StageContext, scfg: SFTConfig) -> dict:
         # One padded batch; sequence_logprobs runs it in trimmed length buckets (same loss and gradient).
         ids, attn, mask = data.collate(batch, tok.pad_token_id)
         n_tokens = int(mask.sum())
-        lp = sequence_logprobs(model, ids, attn, mask, on_device=True)
-        # sft_loss's token mean, without its metrics' host reads
-        loss = -(lp * mask.to(lp.device, non_blocking=True)).sum() / max(1, n_tokens)
-        loss.backward()
+        loss = None
+        # run.train_micro_batch_size rows a forward/backward, each divided by the whole batch's tokens: the gradient
+        # of one pass (recipe.train.micro_batches); sft_loss's token mean, without its metrics' host reads
+        for rows in row_chunks(len(batch), micro):
+            c_ids, c_attn, c_mask = trim_columns([ids[rows], attn[rows], mask[rows]], attn[rows])
+            lp = sequence_logprobs(model, c_ids, c_attn, c_mask, on_device=True)
+            part = -(lp * c_mask.to(lp.device, non_blocking=True)).sum() / max(1, n_tokens)
+            part.backward()
+            loss = part.detach() if loss is None else loss + part.detach()
         gn = torch.nn.utils.clip_grad_norm_(model.parameters(), scfg.grad_clip)
         opt.step()
         opt.zero_grad(set_to_none=True)

@@ -25,7 +25,9 @@ from recipe.validation.lanes import validate_in_lanes
 
 @torch.no_grad()
 def validate_samples(model, tokenizer, splits: dict, domains: list[str], ecfg: EvaluationSection, *,
-                     split: str = "val", thinking: bool = True, seed: int = 0) -> list[dict]:
+                     split: str = "val", thinking: bool | None = None, seed: int = 0) -> list[dict]:
+    """``thinking``: the mode prompts are rendered in (default ``ecfg.thinking``)."""
+    thinking = ecfg.thinking if thinking is None else thinking
     model.eval()
     if next(model.parameters()).device.type == "cuda":   # one decode batch for the domains (in_process's docstring)
         return validate_in_one_batch(model, tokenizer, splits, domains, ecfg, split=split, thinking=thinking,

@@ -50,8 +50,13 @@ class HFBackend:
     def describe(self) -> dict:
         if self._sha is None:
             self._sha = weights_sha256(self.path)
-        return {"backend": self.name, "model": str(self.path), "model_sha256": self._sha,
+        from recipe.train.device import model_device, precision_name
+        desc = {"backend": self.name, "model": str(self.path), "model_sha256": self._sha,
                 "batch_size": self.batch_size, "torch": torch.__version__}
+        precision = precision_name(model_device(self.model))
+        if precision != "float32":  # bf16 autocast gives other greedy tokens: part of the sample cache's key
+            desc["precision"] = precision
+        return desc
 
     def render(self, messages: list[dict], thinking: bool, tools: list | None = None) -> str:
         from recipe.model.chat_render import apply_template

@@ -66,7 +66,22 @@ def _attention_step(attn, x_AH, cos_A1d, sin_A1d, K, V, mask_A11T, t: int):
     q_AKRd, k_AKd, v_AKd = rotated_qkv(attn, x_AH, cos_A1d, sin_A1d, K.shape[1], K.shape[3])
     K[:, :, t] = k_AKd
     V[:, :, t] = v_AKd
+    if K.device.type == "cpu":
+        return attend_sdpa(attn, q_AKRd, K[:, :, : t + 1], V[:, :, : t + 1], mask_A11T)
     return attend(attn, q_AKRd, K[:, :, : t + 1], V[:, :, : t + 1], mask_A11T)
+
+
+def attend_sdpa(attn, q_AKRd, K, V, mask_A11T):
+    """``attend`` through ``scaled_dot_product_attention`` with grouped-query heads (the same head mapping as
+    ``attend``'s view), the CPU's path: its kernel reads the cached keys / values of the buffer's column slice in
+    place, where ``attend``'s matmul copies the slice to a contiguous block first, every layer of every step. On the
+    2-core machines at 64 rows x 512 new tokens under bf16 autocast: 89 ms a step against 141 (benchmarks/
+    bench_decode.py); in fp32 the two are level."""
+    A, kvh, rep, d = q_AKRd.shape
+    q = q_AKRd.reshape(A, kvh * rep, 1, d).to(K.dtype)
+    out = torch.nn.functional.scaled_dot_product_attention(q, K, V, attn_mask=mask_A11T, scale=attn.scaling,
+                                                           enable_gqa=True)
+    return attn.o_proj(out.reshape(A, kvh * rep * d))
 
 
 def rotated_qkv(attn, x_AH, cos_A1d, sin_A1d, kvh: int, d: int):

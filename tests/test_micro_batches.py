@@ -1,0 +1,151 @@
+"""Micro-batched updates (recipe.train.micro_batches): the loss and the accumulated gradient of a GRPO / MOPD update
+and of an SFT step equal one pass over the whole batch, to float tolerance; the reference / teacher passes in pieces
+give the one-pass log-probs."""
+from __future__ import annotations
+
+import copy
+from types import SimpleNamespace
+
+import pytest
+import torch
+from transformers import LlamaConfig, LlamaForCausalLM
+
+from recipe.model.chat_render import apply_template
+from recipe.model.tokenizer import train_tokenizer
+from recipe.train.micro_batches import accumulate_gradients, logprobs_in_passes, loss_normalizer, row_chunks
+from recipe.train.rl import policy_gradient
+from recipe.train.rollout import generate, sequence_logprobs
+
+CORPUS = [f"<|im_start|>user\nAdd {a} and {b}.<|im_end|>\n<|im_start|>assistant\n<think>\n{a} plus {b}\n</think>\n"
+          f"{a + b}<|im_end|>\n" for a in range(12) for b in range(12)]
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+
+@pytest.fixture(scope="module")
+def llama():
+    torch.manual_seed(0)
+    tok = train_tokenizer(CORPUS, 300)
+    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
+                      tie_word_embeddings=True, pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id,
+                      bos_token_id=None)
+    return LlamaForCausalLM(cfg).eval(), tok
+
+
+def _rollouts(model, tok, prompts: int = 3, group: int = 4):
+    """Groups of ``group`` samples of ``prompts`` prompts of different lengths: rows of different widths."""
+    texts = [apply_template(tok, [{"role": "user", "content": "Add " + " and ".join(str(j) for j in range(i + 2))}],
+                            add_generation_prompt=True) for i in range(prompts) for _ in range(group)]
+    torch.manual_seed(1)
+    return generate(model, tok, texts, max_new_tokens=10, temperature=1.0, top_p=1.0)
+
+
+def _grads(model) -> dict[str, torch.Tensor]:
+    return {n: p.grad.detach().clone() for n, p in model.named_parameters() if p.grad is not None}
+
+
+def _scfg(estimator: str, normalization: str = "per_sequence"):
+    return SimpleNamespace(advantage_estimator=estimator, temperature=0.8, kl_coef=0.05, importance_mask_low=0.5,
+                           importance_mask_high=2.0, loss_normalization=normalization)
+
+
+def _run(model, scfg, ro, micro, logprob_batch, **kw) -> tuple[dict, dict]:
+    model.zero_grad(set_to_none=True)
+    m = policy_gradient(model, scfg, ro.input_ids_BS, ro.attention_mask_BS, ro.mask_BS, ro.inf_logprobs_BS,
+                        micro_batch=micro, logprob_batch=logprob_batch, **kw)
+    return m, _grads(model)
+
+
+def _same(a: dict, b: dict, atol=1e-6, rtol=1e-4):
+    assert a.keys() == b.keys() and a
+    for k in a:
+        torch.testing.assert_close(a[k], b[k], atol=atol, rtol=rtol, msg=lambda m: f"{k}: {m}")
+
+
+@pytest.mark.parametrize("micro", [1, 3, 4, 5])
+def test_a_micro_batched_grpo_update_has_the_one_pass_loss_and_gradient(llama, micro):
+    model, tok = copy.deepcopy(llama[0]), llama[1]
+    ro = _rollouts(model, tok)
+    ref = copy.deepcopy(model)
+    with torch.no_grad():
+        for p in ref.parameters():
+            p.add_(0.05 * torch.randn_like(p))   # a reference away from the policy: the KL term is not 0
+    adv_B = torch.linspace(-1.5, 1.5, ro.mask_BS.shape[0])
+    scfg = _scfg("grpo")
+    one, g_one = _run(model, scfg, ro, None, None, adv_B=adv_B, ref_model=ref)
+    mb, g_mb = _run(model, scfg, ro, micro, 2, adv_B=adv_B, ref_model=ref)
+    assert one["micro_batches"] == 1 and mb["micro_batches"] == len(row_chunks(ro.mask_BS.shape[0], micro)) > 1
+    assert one["kl"] > 0
+    for k in ("loss", "pg_loss", "kl"):
+        assert mb[k] == pytest.approx(one[k], rel=1e-4, abs=1e-6), k
+    _same(g_one, g_mb)
+
+
+@pytest.mark.parametrize("normalization", ["per_sequence", "token_level"])
+def test_a_micro_batched_mopd_update_has_the_one_pass_loss_gradient_and_metrics(llama, normalization):
+    model, tok = copy.deepcopy(llama[0]), llama[1]
+    ro = _rollouts(model, tok, prompts=4, group=2)
+    t_a, t_b = copy.deepcopy(model), copy.deepcopy(model)
+    with torch.no_grad():
+        t_a.lm_head.weight.mul_(1.5)
+        for p in t_b.parameters():
+            p.add_(0.05 * torch.randn_like(p))
+    inf = ro.inf_logprobs_BS.clone()
+    inf[:, ::3] += 0.9 * ro.mask_BS[:, ::3]   # some ratios outside [0.5, 2]: the importance mask is at work
+    ro.inf_logprobs_BS = inf
+    domains = ["math", "chat"] * 4
+    scfg = _scfg("opd", normalization)
+    kw = dict(domains_B=domains, teachers={"math": t_a, "chat": t_b})
+    one, g_one = _run(model, scfg, ro, None, None, **kw)
+    mb, g_mb = _run(model, scfg, ro, 3, 1, **kw)
+    assert 0 < one["masked_frac"] < 1
+    for k in ("loss", "masked_frac", "ratio_mean", "reverse_kl"):
+        assert mb[k] == pytest.approx(one[k], rel=1e-4, abs=1e-6), k
+    _same(g_one, g_mb)
+
+
+def test_a_micro_batched_sft_step_has_the_one_pass_gradient(llama):
+    """The SFT loop's accumulation (recipe.train.sft): right-padded rows of different lengths, each micro-batch
+    divided by the whole batch's tokens."""
+    from recipe.train.micro_batches import trim_columns
+    model = copy.deepcopy(llama[0]).train()
+    tok = llama[1]
+    enc = [tok(t, add_special_tokens=False)["input_ids"] for t in CORPUS[:7:2] + CORPUS[100:103]]
+    S = max(map(len, enc))
+    ids = torch.full((len(enc), S), tok.pad_token_id)
+    attn = torch.zeros(len(enc), S, dtype=torch.long)
+    mask = torch.zeros(len(enc), S)
+    for b, e in enumerate(enc):
+        ids[b, :len(e)], attn[b, :len(e)], mask[b, 5:len(e)] = torch.tensor(e), 1, 1.0
+    n = int(mask.sum())
+
+    def step(micro):
+        model.zero_grad(set_to_none=True)
+
+        def loss_of_rows(rows):
+            c_ids, c_attn, c_mask = trim_columns([ids[rows], attn[rows], mask[rows]], attn[rows])
+            lp = sequence_logprobs(model, c_ids, c_attn, c_mask)
+            loss = -(lp * c_mask).sum() / n
+            return loss, {"loss": loss.item()}
+        return accumulate_gradients(loss_of_rows, mask, micro), _grads(model)
+
+    (one, g_one), (mb, g_mb) = step(None), step(2)
+    assert mb["micro_batches"] == 4 and mb["loss"] == pytest.approx(one["loss"], rel=1e-5)
+    _same(g_one, g_mb)
+
+
+def test_reference_log_probs_in_passes_equal_one_pass(llama):
+    model, tok = llama
+    ro = _rollouts(model, tok)
+    one = sequence_logprobs(model, ro.input_ids_BS, ro.attention_mask_BS, ro.mask_BS, 0.7)
+    for size in (1, 5):
+        parts = logprobs_in_passes(model, ro.input_ids_BS, ro.attention_mask_BS, ro.mask_BS, 0.7, size)
+        torch.testing.assert_close(parts, one, atol=1e-5, rtol=1e-5)
+
+
+def test_the_normalizer_counts_the_whole_batch():
+    mask = torch.tensor([[0, 1, 1], [0, 0, 0], [1, 1, 1.0]])
+    assert loss_normalizer(mask, per_sequence=False) == 5
+    assert loss_normalizer(mask, per_sequence=True) == 2
+    assert [len(c) for c in row_chunks(5, 2)] == [2, 2, 1] and len(row_chunks(5, None)) == 1
