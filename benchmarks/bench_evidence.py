@@ -8,7 +8,8 @@ interval and n (prompts x seeds), and whether it holds.
 One setting for every seed: overrides apply to all runs; with none, every run has `make run`'s settings (README's
 table and figure are drawn so). Runs are named tiny-seed<N> under --runs-dir (default: RECIPE_RUNS_DIR or ./runs),
 so `make run` (seed 0) is reused. ``--heatmap PATH`` draws the first run's checkpoint x domain heatmap (the report
-notebook's) with a caption naming the run, its seed, torch threads, overrides and commit.
+notebook's) with a caption naming the run, its seed, torch threads, overrides and commit. After the pooled table it
+prints, per seed, (e) per teacher domain and every stage's regression flags (recipe.reporting.regressions).
 """
 from __future__ import annotations
 
@@ -76,6 +77,7 @@ def main() -> None:
         print(f"({r['target']}) {r['measure']:<62} {r['score']:>{sign}7.1f} [{r['ci_low']:>{sign}6.1f}, "
               f"{r['ci_high']:>{sign}6.1f}]"
               f" {r['n']:>5}  {'yes' if r['holds'] else 'NO'}{extra}")
+    per_seed(runs)
     if a.costs:
         from recipe.reporting.evidence import stage_domain_deltas
         domains = list(dict.fromkeys(d for run in runs for d in json.loads(run.scores_path.read_text())["domains"]))
@@ -91,6 +93,32 @@ def main() -> None:
                   f"{f['score']:5.1f} vs input {i['score']:5.1f} [{i['ci_low']:5.1f}, {i['ci_high']:5.1f}] {where:<6} "
                   f"n={r['n']}")
     print("wall seconds per run (0 when every stage was already done):", wall)
+
+
+def per_seed(runs) -> None:
+    """What pooling hides: on each run alone, (e) per teacher domain (MOPD's score against its teacher's interval)
+    and the regression flags of every stage (recipe.reporting.regressions: a domain a stage does not train,
+    lowered with its paired interval wholly below 0)."""
+    from recipe.reporting.evidence import TARGETS, evidence_rows
+    from recipe.reporting.regressions import flag_line
+    from recipe.reporting.run_report import report_data
+    match = [t for t in TARGETS if t.key == "e"]
+    print("\nper seed: (e) MOPD against each teacher on its domain, and every regression flag")
+    for run in runs:
+        print(f"  {run.run_id}:")
+        for r in evidence_rows([run], match):
+            if "score" not in r:
+                print(f"    (e) not evaluated: {r.get('note')}")
+                continue
+            t = r["teacher"]
+            gap = r["score"] - t["score"]
+            print(f"    (e) {r['measure']:<58} {r['score']:5.1f} vs {t['score']:5.1f} [{t['ci_low']:5.1f}, "
+                  f"{t['ci_high']:5.1f}] ({gap:+.1f}) n {r['n']}: {'inside or above' if r['holds'] else 'BELOW'}")
+        flags = report_data(run, claims=False)["regressions"]
+        for f in flags:
+            print(f"    ! {flag_line(f)}")
+        if not flags:
+            print("    no regression flag")
 
 
 if __name__ == "__main__":

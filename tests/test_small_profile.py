@@ -71,6 +71,24 @@ def test_smoke_override_set_applies_and_unknown_keys_are_named(tmp_path):
         load_config("small", ["@nope"])
 
 
+def test_the_cpu_sets_give_every_value_a_reason_and_train_if_rl_from_the_imported_model():
+    from recipe.config.override_sets import OVERRIDES_DIR
+    for name in ("small-cpu", "small-cpu-smoke"):
+        missing = _value_lines_without_reason(OVERRIDES_DIR / f"{name}.yaml")
+        assert not missing, "values without a reason:\n" + "\n".join(missing)
+    cfg = load_config("small", ["@small-cpu"])
+    assert cfg.run.until == "if_rl" and cfg.run.device == "cpu" and cfg.sft.steps == 0   # no SFT: the deviation
+    assert cfg.domains.names == ["instruction_following"]
+    assert cfg.domains.tiny.generators == {"instruction_following": "if_registry"}     # the decontaminated generator
+    rl = cfg.if_rl
+    assert rl.mode == "instruct" and rl.if_grading == "fraction" and not cfg.evaluation.thinking
+    assert rl.prompts_per_step * rl.generations_per_prompt == 64 and rl.max_response_tokens == 256
+    assert cfg.run.train_micro_batch_size == 4 and cfg.run.logprob_batch_size == 8   # the small profile's defaults
+    assert not cfg.benchmarks.eval_phase.thinking and cfg.benchmarks.compare_to_start.stages == ["if_rl"]
+    smoke = load_config("small", ["@small-cpu", "@small-cpu-smoke"])
+    assert smoke.if_rl.steps == 2 and smoke.sft.steps == 0 and smoke.benchmarks.compare_to_start.if_max_tokens == 8
+
+
 def test_pretrained_model_needs_no_nemotron_shape_but_tiny_does():
     with pytest.raises(ConfigError, match="build_tiny needs model.architecture"):
         load_config("tiny", ["model.architecture=null"])

@@ -6,6 +6,7 @@ the heatmap should call it too)::
     {"stages":   {stage: {domain: {"score", "ci_low", "ci_high", "n"}}},          report split, 95% CI, n = prompts
      "deltas":   {stage: {"input": input stage, domain: {"score", "ci_low", "ci_high", "n"}}},   paired bootstrap
      "teachers": teachers.json (best_so_far, and mopd: routing, picks, every candidate with CIs),
+     "regressions": [{"stage", "input", "domain", "score", "ci_low", "ci_high", "n"}, ...],  recipe.reporting.regressions
      "claims":   [{"target", "claim", "measure", "score", "ci_low", "ci_high", "n", "holds"}, ...]}
 
 ``claims`` are README's claims about what each stage shows, evaluated on this one run by the code that pools them
@@ -124,10 +125,20 @@ def report_data(run: RunDir, claims: bool = True) -> dict:
         dl = stage_deltas(run, stage)
         if dl is not None:
             deltas[stage] = dl
-    out = {"stages": stages, "deltas": deltas, "teachers": read_teachers(run)}
+    out = {"stages": stages, "deltas": deltas, "teachers": read_teachers(run), "regressions": _regressions(run, deltas)}
     if claims:
         out["claims"] = evidence_rows([run])
     return out
+
+
+def _regressions(run: RunDir, deltas: dict) -> list[dict]:
+    """``recipe.reporting.regressions``' flags of this run (the stages' trained domains from its config.yaml)."""
+    from recipe.config import load_config
+    from recipe.reporting.regressions import regression_flags, trained_domains
+    if not deltas or not run.config_path.exists():
+        return []
+    cfg = load_config(run.config_path)
+    return regression_flags(deltas, {s: trained_domains(cfg, s) for s in deltas})
 
 
 def print_report(run: RunDir, not_run: list[str] | None = None, console: Console | None = None,
@@ -155,6 +166,7 @@ def print_report(run: RunDir, not_run: list[str] | None = None, console: Console
     for stage, dl in data["deltas"].items():
         console.print(f"{stage} vs {dl['input']} (paired bootstrap 95% CI, points): " + ", ".join(
             f"{d} {e['score']:+.1f} [{e['ci_low']:+.1f}, {e['ci_high']:+.1f}]" for d, e in dl.items() if d != "input"))
+    print_regressions(data.get("regressions"), console)
     if teachers:
         console.print("* = MOPD teacher of that domain (teachers.json): " +
                       ", ".join(f"{d} <- {t['stage']}" for d, t in teachers.items()))
@@ -180,3 +192,18 @@ def print_claims(run: RunDir, claims: list[dict], console: Console) -> None:
     not_held = [t for t, h in by_target.items() if any(x is False for x in h)]
     console.print(f"On this seed: hold {', '.join(held) or 'none'}; not shown {', '.join(not_held) or 'none'}.",
                   soft_wrap=True, highlight=False)
+
+
+def print_regressions(flags: list[dict] | None, console: Console) -> None:
+    """The regression flags (``recipe.reporting.regressions``), or that there is none."""
+    from recipe.reporting.regressions import flag_line
+    if flags is None:
+        return
+    if not flags:
+        console.print("Regressions: no stage lowers a domain it does not train beyond its paired 95% interval.",
+                      soft_wrap=True, highlight=False)
+        return
+    console.print(f"Regressions ({len(flags)}): a stage lowering a domain it does not train, paired 95% interval "
+                  "wholly below 0:", soft_wrap=True, highlight=False)
+    for f in flags:
+        console.print(f"  ! {flag_line(f)}", soft_wrap=True, highlight=False)
