@@ -124,7 +124,8 @@ def register(app: typer.Typer) -> None:
                                   "benchmarks.compare_to_start.stages plus the last, on IFEval / IFBench (4 metrics and "
                                   "the card's mean) and the tiny suites: one row per suite x metric x model "
                                   "(eval/before_after/rows/rows.json, ifeval_samples.jsonl)."),
-        ifbench: Optional[int] = typer.Option(None, help="With --rows: IFBench rows (default: compare_to_start's)."),
+        ifbench: Optional[int] = typer.Option(None, help="With --rows: IFBench rows (default: compare_to_start's; "
+                                              "0: no IFBench)."),
         if_max_tokens: Optional[int] = typer.Option(None, help="With --rows: new tokens of an IF answer (default: "
                                                     "compare_to_start.if_max_tokens)."),
     ) -> None:
@@ -153,8 +154,10 @@ def register(app: typer.Typer) -> None:
     def _compare_rows(run, cfg, *, start, stage, tiny_limit, ifeval, ifbench, if_max_tokens, as_json) -> None:
         from recipe.pipeline.before_after import last_finished_stage
         from recipe.pipeline.before_after_rows import compare_rows, print_rows
-        if_suites = {**cfg.benchmarks.compare_to_start.if_suites, **({"ifeval": ifeval} if ifeval else {}),
-                     **({"ifbench": ifbench} if ifbench else {})}
+        # a count given replaces the config's; 0 leaves that suite out (IFEval first, IFBench later if time allows)
+        if_suites = {**cfg.benchmarks.compare_to_start.if_suites,
+                     **{name: n for name, n in (("ifeval", ifeval), ("ifbench", ifbench)) if n is not None}}
+        if_suites = {name: n for name, n in if_suites.items() if n}
         result = compare_rows(run, cfg, start=start, last=stage or last_finished_stage(run, cfg), if_suites=if_suites,
                               tiny_limit=tiny_limit, if_max_tokens=if_max_tokens,
                               progress=lambda m: typer.echo(m, err=True))
