@@ -54,7 +54,7 @@ step "0. SmolLM2-135M-Instruct (recipe model import)"
 recipe model import ${MODEL_DIR:+--out "$MODEL_DIR"} >/dev/null || { echo "recipe model import failed (above)"; exit 2; }
 
 step "1. decode on the CPU: tokens/s and the bandwidth floor"
-rows=$([ $smoke = 1 ] && echo 4 || echo 64); cap=$([ $smoke = 1 ] && echo 4 || echo 64)
+rows=$([ $smoke = 1 ] && echo 8 || echo 64); cap=$([ $smoke = 1 ] && echo 4 || echo 64)
 timeout -k 10 "$(left)" "$py" benchmarks/bench_decode.py --profile small --device cpu --threads "$threads" --quick \
   --repeats 1 --rows "$rows" --cap "$cap" --cpu-bf16 auto ${MODEL_DIR:+--checkpoint "$MODEL_DIR"} --json "$out/decode.json" \
   || echo "bench_decode stopped (exit $?)"

@@ -71,7 +71,7 @@ def test_report_json_has_the_documented_shape(tmp_path, monkeypatch):
     r = CliRunner().invoke(app, ["report", "--run-id", "r", "--json"])
     assert r.exit_code == 0, r.output
     data = json.loads(r.output)
-    assert set(data) == {"stages", "deltas", "teachers", "claims"}
+    assert set(data) == {"stages", "deltas", "teachers", "regressions", "claims"}
     assert data["stages"]["mopd"]["if"] == {"score": 100.0, "ci_low": 100.0, "ci_high": 100.0, "n": 4}
     # mopd vs its input if_rl: prompts 0 and 1 go 0 -> 1, prompts 2 and 3 stay 1: +50 points over 4 prompts
     assert data["deltas"]["mopd"]["input"] == "if_rl" and data["deltas"]["mopd"]["if"]["score"] == 50.0

@@ -89,7 +89,7 @@ def test_all_notebooks_run_through_papermill(nb_run):
     assert len({picks[d]["checkpoint"] for d in ("instruction_following", "mcqa", "tool_call")}) == 1
     from recipe.reporting.run_report import report_data
     data = report_data(run)
-    assert set(data["stages"]) == set(LOCAL) and set(data) == {"stages", "deltas", "teachers", "claims"}
+    assert set(data["stages"]) == set(LOCAL) and set(data) == {"stages", "deltas", "teachers", "regressions", "claims"}
     for stage, doms in data["stages"].items():
         for d, e in doms.items():
             assert set(e) == {"score", "ci_low", "ci_high", "n"} and e["ci_low"] <= e["score"] <= e["ci_high"]

@@ -58,6 +58,8 @@ def test_mopd_scores_each_response_with_its_domain_teacher(tmp_path, monkeypatch
         return logprobs(model, ids, *a, **k)
 
     monkeypatch.setattr(rl, "sequence_logprobs", counting_logprobs)
+    from recipe.train import rollout   # teacher passes run through recipe.train.micro_batches, which calls it there
+    monkeypatch.setattr(rollout, "sequence_logprobs", counting_logprobs)
     rl.train_rl(ctx, ctx.cfg.mopd, teachers=teachers)
     expected = {d: drawn.count(d) for d in set(drawn)}  # generations_per_prompt = 1: one row per prompt
     assert len(expected) >= 3, drawn  # the step mixes domains (seeded draw of 10 prompts over 5 domains)

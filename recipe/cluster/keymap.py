@@ -174,6 +174,8 @@ NOT_NEMO_RL_KEYS: dict[str, str] = {
     "domains": "select the NeMo-Gym environments and agents (recipe.cluster.gym)",
     "domain_weights": "applied when the NeMo-Gym JSONL is built (data curation), not a NeMo-RL key",
     "reward": "selects Gym resources servers (recipe.cluster.gym)",
+    "if_grading": "the instruction-following reward's grading (all / fraction): a field of the Gym rows "
+                  "(grading_mode), which the data rendering writes, not a NeMo-RL key",
     "teacher_routing": "on_policy_distillation.teacher_model_by_agent_name via teachers.json (recipe.cluster.gym)",
     "prompt_mask_max_reward": "agentless SWE prompt mask: no v0.7.0 key; reported as a deviation in the rendered header",
     "implemented_locally": "local backend only",
