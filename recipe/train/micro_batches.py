@@ -60,7 +60,7 @@ def accumulate_gradients(loss_of_rows: Callable[[torch.Tensor], tuple[torch.Tens
             else:
                 sums[k] = sums.get(k, 0.0) + float(v) * w
                 weights[k] = weights.get(k, 0.0) + w
-    out = {k: (v / weights[k] if weights.get(k) else v) if k not in ADDITIVE_METRICS else v for k, v in sums.items()}
+    out = {k: v / weights[k] if weights.get(k) else v for k, v in sums.items()}   # additive keys have no weight
     out["micro_batches"] = len(chunks)
     return out
 
