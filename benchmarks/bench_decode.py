@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import statistics
 import time
@@ -180,6 +181,11 @@ def main() -> None:
     else:   # fp32 weights are read either way (autocast casts them each step); K/V are kept in bf16 under autocast
         bw, item, what = cpu_bandwidth_bytes_per_s(), 4, "fp32"
     floor = floor_ms_per_step(model, last, bw, item)
+    from recipe.model.decode.llama import _cpu_attention_choice
+    attention = (os.environ.get("RECIPE_CPU_ATTENTION") or "/".join(sorted(set(_cpu_attention_choice.values())))
+                 if device.type == "cpu" else "matmul") or None
+    if device.type == "cpu" and attention:
+        print(f"CPU decode attention: {attention} (recipe.model.decode.llama.cpu_attention_path)")
     print(f"IF-RL shape, {rows} rows: {best} {row[best][0]:.2f} ms a step, {row[best][1]:.0f} tokens/s; bandwidth "
           f"floor {floor:.3f} ms a step ({what} weights {weight_bytes(model, item) / 1e6:.0f} MB + K/V, at "
           f"{bw / 1e9:.1f} GB/s{'' if device.type == 'cuda' else ' measured by a torch copy here'}) -> "
@@ -188,7 +194,8 @@ def main() -> None:
         a.json.write_text(json.dumps({"rows": rows, "ms_per_step": round(row[best][0], 3),
                                       "floor_ms_per_step": round(floor, 4), "tokens_per_s": round(row[best][1], 1),
                                       "path": best, "device": str(device), "bandwidth_gb_s": round(bw / 1e9, 1),
-                                      "threads": a.threads, "cpu_bf16": cpu_bf16}, indent=1))
+                                      "threads": a.threads, "cpu_bf16": cpu_bf16,
+                                      "attention": attention}, indent=1))
     if a.ops:
         dom, n, group, cap = shapes[0]
         prompts = prompts_for(dom, n, group)

@@ -13,7 +13,7 @@ import torch
 from _tiny_llama import tiny_llama
 from recipe.model.chat_render import apply_template
 from recipe.model.decode import supports_lean_decode
-from recipe.model.decode.llama import LlamaDecodeState
+from recipe.model.decode.llama import CPU_ATTENTION_PATHS, LlamaDecodeState, cpu_attention_path
 from recipe.train.advantages import AdvantageInputs, get_estimator
 from recipe.train.device import autocast
 from recipe.train.losses import grpo_loss, mopd_loss
@@ -62,9 +62,13 @@ def _ragged_prompts(tok) -> list[str]:
                            add_generation_prompt=True) for n in (2, 9, 4, 2, 6)]
 
 
-def test_lean_llama_step_equals_hf_cached_forward_after_bucketed_prefill_and_row_changes(llama):
+@pytest.mark.parametrize("cpu_attention", CPU_ATTENTION_PATHS)
+def test_lean_llama_step_equals_hf_cached_forward_after_bucketed_prefill_and_row_changes(llama, cpu_attention,
+                                                                                         monkeypatch):
     """LlamaDecodeState, prefilled in separate length buckets (each row keeps its own RoPE position), gives HF's
-    logits at every step of one padded cached forward, also after rows are dropped and repeated (select)."""
+    logits at every step of one padded cached forward, also after rows are dropped and repeated (select); on the
+    CPU through either attention path (``cpu_attention_path`` picks one per machine)."""
+    monkeypatch.setenv("RECIPE_CPU_ATTENTION", cpu_attention)
     model, tok = llama
     dev = next(model.parameters()).device
     enc = tok(_ragged_prompts(tok), return_tensors="pt", padding=True, add_special_tokens=False).to(dev)
@@ -87,6 +91,22 @@ def test_lean_llama_step_equals_hf_cached_forward_after_bucketed_prefill_and_row
             tok_A = torch.multinomial(torch.softmax(theirs, -1), 1).squeeze(-1)
         with pytest.raises(RuntimeError, match="more steps"):
             lean.step(tok_A)
+
+
+def test_cpu_attention_path_is_timed_once_and_can_be_fixed(monkeypatch):
+    from recipe.model.decode import llama as lean_llama
+    monkeypatch.delenv("RECIPE_CPU_ATTENTION", raising=False)
+    monkeypatch.setattr(lean_llama, "_cpu_attention_choice", {})
+    q, K = torch.zeros(2, 3, 3, 8), torch.zeros(2, 3, 5, 8)
+    first = cpu_attention_path(q, K)
+    assert first in CPU_ATTENTION_PATHS and list(lean_llama._cpu_attention_choice.values()) == [first]
+    monkeypatch.setattr(lean_llama, "_time_cpu_attention", lambda *a, **k: pytest.fail("timed twice"))
+    assert cpu_attention_path(q, K) == first                        # the same heads and dtype: the first choice
+    monkeypatch.setenv("RECIPE_CPU_ATTENTION", "matmul")
+    assert cpu_attention_path(q, K) == "matmul"
+    monkeypatch.setenv("RECIPE_CPU_ATTENTION", "flash")
+    with pytest.raises(ValueError, match="RECIPE_CPU_ATTENTION='flash'"):
+        cpu_attention_path(q, K)
 
 
 def test_lean_and_hf_decoding_sample_the_same_rows(llama):

@@ -11,12 +11,20 @@ cache), builds a 4D attention mask and a cache object per call, and runs ~10 mod
 - RoPE uses the model's own ``rotary_emb`` at each row's own position (``row_pos_A``): prompts prefilled in length
   buckets (``recipe.train.rollout.prefill_in_buckets``) are joined with left-padded keys, and RoPE scores depend on
   relative positions only, so rows keep exactly the distances a plain padded forward gives them;
-- GQA by viewing the query heads as ``[kv_heads, group]`` (Hugging Face's ``repeat_kv`` order), no copy of K/V.
+- GQA by viewing the query heads as ``[kv_heads, group]`` (Hugging Face's ``repeat_kv`` order), no copy of K/V;
+- on the CPU, attention runs through whichever of ``scaled_dot_product_attention`` and the plain matmul path is
+  faster on this machine (``cpu_attention_path``: measured once a process). The fastest differs by CPU: with AMX,
+  bf16 SDPA was 89 ms a step against matmul's 141 (64 rows x 512 tokens); on an AVX512-BF16 CPU without AMX, bf16
+  SDPA's kernel took 21 ms a layer at 64 rows x 600 keys against matmul's 7, and a decode step 237 ms against 132
+  (64 rows x 256 tokens; benchmarks/bench_decode.py prints the path it used).
 
 Equality with Hugging Face's cached forward (logits per step, greedy tokens, bucketed prefill) is tested in
 tests/test_llama_path.py.
 """
 from __future__ import annotations
+
+import os
+import time
 
 import torch
 
@@ -66,9 +74,59 @@ def _attention_step(attn, x_AH, cos_A1d, sin_A1d, K, V, mask_A11T, t: int):
     q_AKRd, k_AKd, v_AKd = rotated_qkv(attn, x_AH, cos_A1d, sin_A1d, K.shape[1], K.shape[3])
     K[:, :, t] = k_AKd
     V[:, :, t] = v_AKd
-    if K.device.type == "cpu":
+    if K.device.type == "cpu" and cpu_attention_path(q_AKRd, K) == "sdpa":
         return attend_sdpa(attn, q_AKRd, K[:, :, : t + 1], V[:, :, : t + 1], mask_A11T)
     return attend(attn, q_AKRd, K[:, :, : t + 1], V[:, :, : t + 1], mask_A11T)
+
+
+CPU_ATTENTION_PATHS = ("sdpa", "matmul")
+_cpu_attention_choice: dict[tuple, str] = {}
+
+
+def cpu_attention_path(q_AKRd: torch.Tensor, K: torch.Tensor) -> str:
+    """"sdpa" or "matmul": the faster CPU decode attention for these heads and this K/V dtype under the current
+    autocast state, timed once a process on a 64-row x 512-key batch (a few ms); ``RECIPE_CPU_ATTENTION=sdpa|matmul``
+    fixes it (benchmarks, tests). Both compute the same attention (tests/test_llama_path.py)."""
+    forced = os.environ.get("RECIPE_CPU_ATTENTION", "")
+    if forced:
+        if forced not in CPU_ATTENTION_PATHS:
+            raise ValueError(f"RECIPE_CPU_ATTENTION={forced!r}: one of {', '.join(CPU_ATTENTION_PATHS)}")
+        return forced
+    _, kvh, rep, d = q_AKRd.shape
+    key = (K.dtype, torch.is_autocast_enabled("cpu"), kvh, rep, d)
+    if key not in _cpu_attention_choice:
+        _cpu_attention_choice[key] = _time_cpu_attention(kvh, rep, d, K.dtype)
+    return _cpu_attention_choice[key]
+
+
+@torch.no_grad()
+def _time_cpu_attention(kvh: int, rep: int, d: int, dtype: torch.dtype, rows: int = 64, keys: int = 512) -> str:
+    g = torch.Generator().manual_seed(0)
+    q = torch.randn(rows, kvh, rep, d, generator=g).to(dtype)
+    K, V = (torch.randn(rows, kvh, keys, d, generator=g).to(dtype) for _ in range(2))
+    mask = torch.ones(rows, 1, 1, keys, dtype=torch.bool)
+    attn = _BareAttention(d ** -0.5)
+    best = {}
+    for path, f in (("sdpa", attend_sdpa), ("matmul", attend)):
+        f(attn, q, K, V, mask)   # warm-up: first-call allocations
+        times = []
+        for _ in range(3):
+            t0 = time.perf_counter()
+            f(attn, q, K, V, mask)
+            times.append(time.perf_counter() - t0)
+        best[path] = min(times)
+    return min(best, key=best.get)
+
+
+class _BareAttention:
+    """The two attributes ``attend`` / ``attend_sdpa`` read, without an output projection (timing only)."""
+
+    def __init__(self, scaling: float):
+        self.scaling = scaling
+
+    @staticmethod
+    def o_proj(x):
+        return x
 
 
 def attend_sdpa(attn, q_AKRd, K, V, mask_A11T):
