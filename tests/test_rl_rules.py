@@ -166,3 +166,24 @@ def test_rl_step_with_nothing_left_to_train_logs_the_shortfall_and_leaves_weight
     assert (m["updated"], m["kept_groups"], m["target_groups"], m["shortfall"]) == (False, 0, 2, 2)
     assert (m["gen_rounds"], m["sampled_groups"]) == (2, 4)   # round 0: 2 prompts, refill round: the missing 2
     assert all(torch.equal(a, b) for a, b in zip(before, model.parameters()))
+
+
+def test_opd_domain_means_per_domain_and_equal_over_micro_batches():
+    """Per-domain MOPD figures: reverse KL and the teacher's log-prob per token, the mask's dropped share, the
+    advantage on each answer's last token; the sums of two halves give the whole batch's means."""
+    from recipe.train.rl_rules import opd_domain_means, opd_domain_sums
+    train = torch.tensor([[-1.0, -1.0, -1.0], [-0.5, -0.5, 0.0], [-2.0, -1.0, -3.0]])
+    teacher = torch.tensor([[-1.5, -1.0, -4.0], [-0.5, -0.5, 0.0], [-1.0, -1.0, -1.0]])
+    inf = torch.tensor([[-1.0, -1.0, -1.0], [-0.5, -2.0, 0.0], [-2.0, -1.0, -3.0]])   # row 1, token 1: ratio e^1.5
+    mask = torch.tensor([[1.0, 1.0, 1.0], [1.0, 1.0, 0.0], [1.0, 1.0, 1.0]])
+    doms = ["mcqa", "mcqa", "math"]
+    whole = opd_domain_means(opd_domain_sums(doms, train, teacher, inf, mask, low=0.5, high=2.0))
+    assert whole["reverse_kl/mcqa"] == pytest.approx((0.5 + 0 + 3.0 + 0 + 0) / 5)
+    assert whole["reverse_kl/math"] == pytest.approx((-1.0 + 0 - 2.0) / 3)
+    assert whole["masked_frac/mcqa"] == pytest.approx(1 / 5) and whole["masked_frac/math"] == 0
+    assert whole["last_token_adv/mcqa"] == pytest.approx((-3.0 + 0.0) / 2)   # rows' last trained tokens
+    assert whole["teacher_logprob/math"] == pytest.approx(-1.0)
+    halves = [opd_domain_sums(doms[i:j], train[i:j], teacher[i:j], inf[i:j], mask[i:j], low=0.5, high=2.0)
+              for i, j in ((0, 1), (1, 3))]
+    added = {k: halves[0].get(k, 0.0) + halves[1].get(k, 0.0) for k in set(halves[0]) | set(halves[1])}
+    assert opd_domain_means(added) == pytest.approx(whole)

@@ -21,6 +21,7 @@ import torch
 # metrics that are a micro-batch's share of the batch's value (already divided by the whole batch's count): summed;
 # the others are means over a micro-batch's trained tokens: averaged with those tokens as weights
 ADDITIVE_METRICS = frozenset({"loss", "pg_loss", "kl"})
+SUM_PREFIX = "sum/"   # counts and sums over a micro-batch's rows (recipe.train.rl_rules.opd_domain_sums): summed
 
 
 def row_chunks(n_rows: int, size: int | None) -> list[torch.Tensor]:
@@ -55,7 +56,7 @@ def accumulate_gradients(loss_of_rows: Callable[[torch.Tensor], tuple[torch.Tens
         loss.backward()
         w = float(mask_BS[rows].sum())
         for k, v in metrics.items():
-            if k in ADDITIVE_METRICS:
+            if k in ADDITIVE_METRICS or k.startswith(SUM_PREFIX):
                 sums[k] = sums.get(k, 0.0) + float(v)
             else:
                 sums[k] = sums.get(k, 0.0) + float(v) * w

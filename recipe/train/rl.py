@@ -110,8 +110,8 @@ def score_responses(ctx: StageContext, scfg: RLStageConfig, records: list[dict],
 
 
 def policy_loss(model, scfg: RLStageConfig, ids, attn, m_BS, inf_BS, *, adv_B=None, ref_model=None,
-                teacher_rows=(), normalizer: int | None = None, logprob_batch: int | None = None
-                ) -> tuple[torch.Tensor, dict]:
+                teacher_rows=(), normalizer: int | None = None, logprob_batch: int | None = None,
+                domains_B: list[str] | None = None) -> tuple[torch.Tensor, dict]:
     """The update's loss and its metrics, built on the policy's device (on CUDA no device -> host copy and no wait
     until the metrics are read). GRPO (``scfg.advantage_estimator == "grpo"``): each row's group advantage
     ``adv_B`` over its response tokens, with the k3 KL to ``ref_model`` when ``scfg.kl_coef > 0``; OPD: the
@@ -137,8 +137,14 @@ def policy_loss(model, scfg: RLStageConfig, ids, attn, m_BS, inf_BS, *, adv_B=No
                                                    on_device=True).to(dev)
     adv_BS = get_estimator(scfg.advantage_estimator).compute_advantage(AdvantageInputs(
         rewards_B=None, group_ids_B=None, mask_BS=mask_dev, train_logprobs_BS=lp_BS, teacher_logprobs_BS=teacher_BS))
-    return mopd_loss(lp_BS, inf_BS.to(dev, non_blocking=True), adv_BS, mask_dev, low=scfg.importance_mask_low,
-                     high=scfg.importance_mask_high, normalization=scfg.loss_normalization, normalizer=normalizer)
+    inf_dev = inf_BS.to(dev, non_blocking=True)
+    loss, metrics = mopd_loss(lp_BS, inf_dev, adv_BS, mask_dev, low=scfg.importance_mask_low,
+                              high=scfg.importance_mask_high, normalization=scfg.loss_normalization,
+                              normalizer=normalizer)
+    if domains_B is not None:
+        metrics.update(rules.opd_domain_sums(domains_B, lp_BS.detach(), teacher_BS, inf_dev, mask_dev,
+                                             low=scfg.importance_mask_low, high=scfg.importance_mask_high))
+    return loss, metrics
 
 
 def policy_gradient(model, scfg: RLStageConfig, ids, attn, m_BS, inf_BS, *, adv_B=None, ref_model=None,
@@ -157,8 +163,9 @@ def policy_gradient(model, scfg: RLStageConfig, ids, attn, m_BS, inf_BS, *, adv_
         if grpo:
             return policy_loss(model, scfg, c_ids, c_attn, c_m, c_inf, adv_B=adv_B[rows], ref_model=ref_model,
                                normalizer=normalizer, logprob_batch=logprob_batch)
+        doms = [domains_B[i] for i in rows.tolist()]
         return policy_loss(model, scfg, c_ids, c_attn, c_m, c_inf, normalizer=normalizer, logprob_batch=logprob_batch,
-                           teacher_rows=rules.teacher_rows([domains_B[i] for i in rows.tolist()], teachers))
+                           teacher_rows=rules.teacher_rows(doms, teachers), domains_B=doms)
 
     return accumulate_gradients(loss_of_rows, m_BS, micro_batch)
 
@@ -275,7 +282,7 @@ def rl_step(ctx: StageContext, scfg: RLStageConfig, opt, step: int, pools: dict[
     opt.step()
     opt.zero_grad(set_to_none=True)
     model.eval()
-    metrics.update(lm)
+    metrics.update(rules.opd_domain_means(lm))
     metrics.update(updated=True, grad_norm=float(gn), trained_responses=len(idx),
                    time_s=time.perf_counter() - t0)
     return metrics

@@ -19,6 +19,9 @@ Shapes: P prompt groups of G responses each (B = P * G rows, group-major), S tok
   "nothing left to train": the step is logged with ``updated: false`` and the weights do not move.
 - ``teacher_rows``: MOPD routes every response to its domain's teacher (paper §4.4: one teacher per example, by
   prompt domain); rows that share a teacher checkpoint are scored in one forward pass.
+- ``opd_domain_sums`` / ``opd_domain_means``: MOPD per domain (reverse KL, the teacher's log-prob of the student's
+  tokens, the importance mask's dropped share, the advantage on each answer's last token), logged beside the
+  batch-wide figures so that a domain the student drifts away from is seen in its own curve.
 """
 from __future__ import annotations
 
@@ -105,3 +108,44 @@ def teacher_rows(domains_B: list[str], teachers: dict[str, object],
         t = teachers[d]
         groups.setdefault(key(t), (t, []))[1].append(i)
     return list(groups.values())
+
+
+def opd_domain_sums(domains_B: list[str], train_lp_BS: torch.Tensor, teacher_lp_BS: torch.Tensor,
+                    inf_lp_BS: torch.Tensor, mask_BS: torch.Tensor, *, low: float, high: float) -> dict[str, float]:
+    """MOPD's view per domain, as sums over these rows (``sum/<what>/<domain>``, added across micro-batches and turned
+    into means by ``opd_domain_means``): trained tokens, the sampled reverse KL (log pi_train - log pi_teacher), the
+    tokens the importance mask drops, the teacher's log-prob of the student's tokens, and per row the advantage on
+    its last trained token (the end-of-answer token when the answer finished: a teacher that would not stop there
+    pushes the student to write on)."""
+    ratio_BS = torch.exp(train_lp_BS - inf_lp_BS)
+    dropped_BS = (((ratio_BS < low) | (ratio_BS > high)).float() * mask_BS)
+    n_B = mask_BS.sum(1)
+    last_B = (torch.arange(mask_BS.shape[1], device=mask_BS.device) * mask_BS.bool()).argmax(1)
+    rows_B = torch.arange(mask_BS.shape[0], device=mask_BS.device)
+    last_adv_B = (teacher_lp_BS - train_lp_BS)[rows_B, last_B] * (n_B > 0)
+    per_row = {"tokens": n_B, "reverse_kl": ((train_lp_BS - teacher_lp_BS) * mask_BS).sum(1),
+               "dropped": dropped_BS.sum(1), "teacher_logprob": (teacher_lp_BS * mask_BS).sum(1),
+               "rows": (n_B > 0).float(), "last_token_adv": last_adv_B}
+    out: dict[str, float] = {}
+    for d in sorted(set(domains_B)):
+        sel = torch.tensor([x == d for x in domains_B], device=mask_BS.device)
+        for what, v in per_row.items():
+            out[f"sum/{what}/{d}"] = float(v[sel].sum())
+    return out
+
+
+def opd_domain_means(metrics: dict) -> dict:
+    """``metrics`` with the ``sum/`` keys of ``opd_domain_sums`` replaced by per-domain means: ``reverse_kl/<d>``
+    and ``teacher_logprob/<d>`` (per token), ``masked_frac/<d>`` (share of tokens dropped), ``last_token_adv/<d>``
+    (per row)."""
+    sums = {k: v for k, v in metrics.items() if k.startswith("sum/")}
+    out = {k: v for k, v in metrics.items() if not k.startswith("sum/")}
+    for d in sorted({k.rsplit("/", 1)[1] for k in sums}):
+        tokens, rows = sums.get(f"sum/tokens/{d}", 0.0), sums.get(f"sum/rows/{d}", 0.0)
+        if tokens:
+            out[f"reverse_kl/{d}"] = sums[f"sum/reverse_kl/{d}"] / tokens
+            out[f"teacher_logprob/{d}"] = sums[f"sum/teacher_logprob/{d}"] / tokens
+            out[f"masked_frac/{d}"] = sums[f"sum/dropped/{d}"] / tokens
+        if rows:
+            out[f"last_token_adv/{d}"] = sums[f"sum/last_token_adv/{d}"] / rows
+    return out
