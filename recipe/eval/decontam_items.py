@@ -126,11 +126,13 @@ def benchmark_items(name: str, cfg) -> tuple[list[tuple[str, str]], dict]:
 
 
 def configured_benchmarks(cfg) -> list[str]:
-    """The benchmarks ``data.decontam.benchmarks`` names; ``all`` = every suite of the ``benchmarks`` section and
-    every entry of ``data.decontam.sources``."""
+    """The benchmarks ``data.decontam.benchmarks`` names; ``all`` = every suite of the ``benchmarks`` section with a
+    source (a Table 1 row with only the paper's value has no items to read) and every entry of
+    ``data.decontam.sources``."""
     want = cfg.data.decontam.benchmarks
     if want == "all":
-        return sorted(set(cfg.benchmarks.suites) | set(cfg.data.decontam.sources))
+        with_rows = {n for n, e in cfg.benchmarks.suites.items() if e.source is not None}
+        return sorted(with_rows | set(cfg.data.decontam.sources))
     return list(want)
 
 
