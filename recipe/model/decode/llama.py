@@ -74,9 +74,25 @@ def _attention_step(attn, x_AH, cos_A1d, sin_A1d, K, V, mask_A11T, t: int):
     q_AKRd, k_AKd, v_AKd = rotated_qkv(attn, x_AH, cos_A1d, sin_A1d, K.shape[1], K.shape[3])
     K[:, :, t] = k_AKd
     V[:, :, t] = v_AKd
-    if K.device.type == "cpu" and cpu_attention_path(q_AKRd, K) == "sdpa":
-        return attend_sdpa(attn, q_AKRd, K[:, :, : t + 1], V[:, :, : t + 1], mask_A11T)
+    if K.device.type == "cpu":
+        cpu_attend = attend_sdpa if cpu_attention_path(q_AKRd, K) == "sdpa" else attend_bmm
+        return cpu_attend(attn, q_AKRd, K[:, :, : t + 1], V[:, :, : t + 1], mask_A11T)
     return attend(attn, q_AKRd, K[:, :, : t + 1], V[:, :, : t + 1], mask_A11T)
+
+
+def attend_bmm(attn, q_AKRd, K, V, mask_A11T):
+    """``attend`` as two ``bmm`` over views of the buffer's column slice (rows x K/V heads folded into one batch
+    dimension: no copy), the CPU's matmul path. ``attend``'s 4D matmul under CPU autocast allocated a new temporary
+    for every layer-step, each a little larger than the last: over a full IFEval decode (128 rows, up to 1,500 keys)
+    the heap grew until the kernel killed the process at 24 GB; these two views keep it at the cache's size."""
+    A, kvh, rep, d = q_AKRd.shape
+    T = K.shape[2]
+    q = q_AKRd.to(K.dtype).reshape(A * kvh, rep, d)
+    scores = torch.bmm(q, K.reshape(A * kvh, T, d).transpose(1, 2)).view(A, kvh, rep, T) * attn.scaling
+    scores = scores.masked_fill(~mask_A11T, float("-inf"))
+    probs = torch.softmax(scores, -1, dtype=torch.float32).to(V.dtype)
+    out = torch.bmm(probs.view(A * kvh, rep, T), V.reshape(A * kvh, T, d))
+    return attn.o_proj(out.reshape(A, kvh * rep * d))
 
 
 CPU_ATTENTION_PATHS = ("sdpa", "matmul")
@@ -107,7 +123,7 @@ def _time_cpu_attention(kvh: int, rep: int, d: int, dtype: torch.dtype, rows: in
     mask = torch.ones(rows, 1, 1, keys, dtype=torch.bool)
     attn = _BareAttention(d ** -0.5)
     best = {}
-    for path, f in (("sdpa", attend_sdpa), ("matmul", attend)):
+    for path, f in (("sdpa", attend_sdpa), ("matmul", attend_bmm)):
         f(attn, q, K, V, mask)   # warm-up: first-call allocations
         times = []
         for _ in range(3):
