@@ -74,8 +74,8 @@ $(VLLM_STAMP):
 # NVIDIA's own evaluators (NeMo Evaluator and its "Eval Factory" harnesses from PyPI) in a venv of their own: they pull
 # datasets / litellm / pandas stacks the project does not need, and nemo-evaluator 0.3.0 breaks every 26.3 harness
 # (no nemo_evaluator.api), so 0.2.8 is pinned; nvidia-lm-eval is left out (it installs its own lm_eval over ours).
-# transformers (for the RULER harness's tokenizer, which it does not declare) needs no torch here. Telemetry off:
-# recipe/eval/nvidia_evals.py sets NEMO_EVALUATOR_TELEMETRY_LEVEL=0 for every harness command. A failed install does
+# transformers (for the RULER harness's tokenizer, which it does not declare) needs no torch here. Telemetry off: the
+# launcher config (`recipe eval launcher-config`) sets NEMO_EVALUATOR_TELEMETRY_LEVEL=0. A failed install does
 # not fail `make test`: the reason goes to $(EVALS_FAILED) and the harness tests skip with it.
 EVALS_VENV := .venv-evals
 EVALS_STAMP := $(EVALS_VENV)/.installed

@@ -63,8 +63,8 @@ TABLE1_TASKS: dict[str, tuple[LauncherTask, ...]] = {
                                      note="needs a user-simulator endpoint (the task's default is NVIDIA's own)")
                         for d, n in (("airline", 16), ("retail", 8), ("telecom", 8))),   # EVAL.md §2
     "mmlu_prox": (LauncherTask("ns_mmlu_prox"),),
-    "wmt24pp": (LauncherTask("ns_wmt24pp_comet", repeats_key="num_repeats",
-                             extra={"comet": {"model_path": "???"}}, note="XCOMET-XXL, as the paper scores it"),),
+    "wmt24pp": (LauncherTask("ns_wmt24pp_comet", extra={"comet": {"model_path": "???"}},
+                             note="XCOMET-XXL, as the paper scores it"),),
 }
 
 NOT_COVERED: dict[str, str] = {
@@ -121,8 +121,9 @@ def task_entries(profile: str = "paper") -> list[dict]:
 def launcher_config(checkpoint: str, *, served_name: str = "nemotron-cascade-2", hf_home: str | None = None,
                     hostname: str | None = None, account: str | None = None, output_dir: str | None = None,
                     partition: str | None = None, walltime: str = "08:00:00", tensor_parallel: int | None = None,
-                    profile: str = "paper") -> dict:
-    """The config as a dict (``write_launcher_config`` writes it with the rows' notes)."""
+                    profile: str = "paper", entries: list[dict] | None = None) -> dict:
+    """The config as a dict (``write_launcher_config`` writes it with the rows' notes); ``entries``: those of
+    ``task_entries(profile)`` when the caller has them already."""
     from recipe.eval.paper_values import profile_benchmarks
     serving = profile_benchmarks(profile).serving
     flags = [f for f in serving.flags if f != "--trust-remote-code"]   # the launcher's vLLM command passes it
@@ -147,7 +148,7 @@ def launcher_config(checkpoint: str, *, served_name: str = "nemotron-cascade-2",
             "env_vars": {"NEMO_EVALUATOR_TELEMETRY_LEVEL": "lit:0"},
             "nemo_evaluator_config": {"config": {"params": {"request_timeout": 3600, "max_retries": 10,
                                                             "parallelism": 16}}},
-            "tasks": [t["entry"] for t in task_entries(profile)],
+            "tasks": [t["entry"] for t in (entries if entries is not None else task_entries(profile))],
         },
     }
 
@@ -155,8 +156,8 @@ def launcher_config(checkpoint: str, *, served_name: str = "nemotron-cascade-2",
 def write_launcher_config(path: Path, checkpoint: str, **kw) -> dict:
     """Write the config to ``path`` with a header naming each task's Table 1 row and every row no task covers;
     returns {"tasks": n, "rows": covered rows, "not_covered": {row: why}}."""
-    cfg = launcher_config(checkpoint, **kw)
     entries = task_entries(kw.get("profile", "paper"))
+    cfg = launcher_config(checkpoint, entries=entries, **kw)
     lines = [f"# Nemotron-Cascade 2 Table 1 through NeMo Evaluator ({LAUNCHER_VERSION}), written by `recipe eval "
              "launcher-config`.", "# Run: nel run --config THIS_FILE   (check first: nel run --config THIS_FILE "
              "--dry-run)", "# Values marked ??? must be filled (Slurm login, account, output folder, judges).",
