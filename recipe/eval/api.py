@@ -140,14 +140,19 @@ def evaluate(suites: Iterable[str], *, out: str | Path, run_id: str | None = Non
              batch_size: int = 32, concurrency: int = 8, timeout_s: float = 600.0, backend: Backend | None = None,
              server: str = "vllm", model_revision: str | None = None, judge_endpoint: str | None = None,
              judge_model: str | None = None, cfg=None, progress=None,
-             serving: dict | None = None) -> dict[str, dict]:
-    """``cfg``: the resolved config to use (default: the run's config.yaml, else ``profile`` + ``overrides``).
+             serving: dict | None = None, harness_options: dict | None = None) -> dict[str, dict]:
+    """``harness_options``: what a harness suite needs beyond the endpoint (``tokenizer``, ``user_endpoint``,
+    ``user_model``; ``recipe.eval.harness_run``). ``cfg``: the resolved config to use (default: the run's config.yaml, else ``profile`` + ``overrides``).
     ``serving``: server-side settings that change outputs (e.g. ``{"reasoning_parser": "deepseek_r1"}``), part of
     the sample cache key of an endpoint."""
     from recipe.config import load_config
+    from recipe.eval.harness_suites import is_harness_suite
     suites = list(suites)
     for s in suites:
-        get_suite(s)  # unknown names fail before any generation
+        if not is_harness_suite(s):
+            get_suite(s)  # unknown names fail before any generation
+    harness = [s for s in suites if is_harness_suite(s)]
+    suites = [s for s in suites if not is_harness_suite(s)]
     run = None
     if run_id is not None:
         from recipe.runs.run_init import open_run
@@ -159,11 +164,19 @@ def evaluate(suites: Iterable[str], *, out: str | Path, run_id: str | None = Non
             checkpoint = run.checkpoint_dir(stage)
     elif cfg is None:
         cfg = load_config(profile or "paper", list(overrides))
+    results: dict[str, dict] = {}
+    if harness:
+        results.update(run_harness_suites(harness, cfg=cfg, out=out, endpoint=endpoint, model=model,
+                                          checkpoint=checkpoint, limit=limit, k=k, temperature=temperature,
+                                          top_p=top_p, max_tokens=max_tokens, thinking=thinking,
+                                          seed=seed if seed is not None else cfg.run.seed, concurrency=concurrency,
+                                          timeout_s=timeout_s, server=server, **(harness_options or {})))
+    if not suites:
+        return results
     if backend is None:
         backend = make_backend(checkpoint=checkpoint, endpoint=endpoint, model=model, batch_size=batch_size,
                                concurrency=concurrency, timeout_s=timeout_s, server=server,
                                model_revision=model_revision, serving=serving)
-    results: dict[str, dict] = {}
     for name in suites:
         suite = get_suite(name)
         try:
@@ -193,3 +206,37 @@ def evaluate(suites: Iterable[str], *, out: str | Path, run_id: str | None = Non
         except ExecutionUnavailable as e:  # samples stay cached; scoring needs infrastructure at scale
             results[name] = {"suite": name, "unavailable": f"generated, not scored: {e}"}
     return results
+
+
+def run_harness_suites(names: list[str], *, cfg, out, endpoint: str | None, model: str | None,
+                       checkpoint: str | Path | None, **kw) -> dict[str, dict]:
+    """Harness suites against ``endpoint`` (+ ``model``), or against a checkpoint that the project's vLLM server
+    (``recipe.serve.vllm_server``, ``make vllm-venv``) serves for their duration; each suite's result or
+    ``{"unavailable": why}``."""
+    from recipe.eval.harness_run import run_harness_suite
+    server = None
+    if endpoint is None:
+        if checkpoint is None:
+            why = "harness suites run against a served model: --endpoint URL --model NAME, or a checkpoint"
+            return {n: {"suite": n, "unavailable": why} for n in names}
+        from recipe.serve.vllm_env import vllm_unavailable_reason
+        from recipe.serve.vllm_server import ServerStartError, VLLMServer
+        why = vllm_unavailable_reason()
+        if why is not None:
+            return {n: {"suite": n, "unavailable": f"serving {checkpoint} for the harness needs vLLM: {why}"}
+                    for n in names}
+        try:
+            server = VLLMServer(Path(checkpoint), served_name="model").start()
+        except ServerStartError as e:
+            return {n: {"suite": n, "unavailable": f"vLLM did not serve {checkpoint}: {e}"} for n in names}
+        endpoint, model = server.base_url, "model"
+        kw.setdefault("tokenizer", str(checkpoint))
+    if not model:
+        raise ValueError("--endpoint needs --model (the served model name)")
+    try:
+        return {n: run_harness_suite(n, endpoint=endpoint, model=model, out=Path(out), mirror=benchmark_mirror(cfg),
+                                     allow_hub=cfg.benchmarks.allow_hub,
+                                     api_key=os.environ.get("OPENAI_API_KEY"), **kw) for n in names}
+    finally:
+        if server is not None:
+            server.kill()

@@ -1,0 +1,149 @@
+"""Table 1 rows through NVIDIA's harnesses and lm-eval (`recipe eval --suite gpqa_diamond|mmlu_redux|...`): the
+datasets go into a benchmark mirror from a (loopback) Hub with `recipe eval fetch-data`, then the harness runs
+offline from .venv-evals against a loopback chat server and its own grading decides the score (a server answering
+rightly scores 100, wrongly 0); results.json carries the score, CI, n, harness version and command, items.jsonl every
+exchange; a missing harness, dataset, tokenizer or user simulator is one line and the suite is skipped, never 0."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+from _harness_fixtures import GPQA_REPO, REDUX_REPO, gpqa_files, redux_files, right_letter
+from _loopback_chat import loopback_chat
+from recipe.eval.harness_suites import HARNESS_SUITES, harness_unavailable, lm_eval_task_configs
+from recipe.eval.recording_proxy import RecordingProxy
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _harness_or_skip() -> None:
+    why = harness_unavailable(HARNESS_SUITES["gpqa_diamond"])
+    if why:
+        pytest.skip(why)
+
+
+def _cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    base = {k: v for k, v in os.environ.items() if k not in ("HF_ENDPOINT", "RECIPE_BENCHMARK_MIRROR")}
+    return subprocess.run([sys.executable, "-m", "recipe.cli", *args], cwd=ROOT, capture_output=True, text=True,
+                          env={**base, "PYTHONPATH": str(ROOT), **(env or {})}, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def mirror(tmp_path_factory) -> Path:
+    """A benchmark mirror filled by `recipe eval fetch-data` from a loopback Hub holding fixture datasets."""
+    _harness_or_skip()
+    from hub_server.fixtures import HubServer
+    hub = HubServer.start(tmp_path_factory.mktemp("hub") / "srv")
+    try:
+        hub.seed_repo("dataset", GPQA_REPO, gpqa_files())
+        hub.seed_repo("dataset", REDUX_REPO, redux_files(lm_eval_task_configs()[1]))
+        m = tmp_path_factory.mktemp("mirror")
+        r = _cli("eval", "fetch-data", "--suite", "gpqa_diamond", "--suite", "mmlu_redux", "--benchmarks", str(m),
+                 env={"HF_ENDPOINT": hub.endpoint, "HF_HUB_DISABLE_XET": "1"})
+        assert r.returncode == 0, r.stderr[-2000:]
+        assert "Idavidrein/gpqa:gpqa_diamond: {'train': 6} rows" in r.stdout
+    finally:
+        hub.stop()
+    return m
+
+
+def _answer(right: bool):
+    def reply(body: dict) -> str:
+        prompt = body["messages"][-1]["content"]
+        letter = right_letter(prompt) if right else next(x for x in "ABCD" if x != right_letter(prompt))
+        return letter if "only the correct letter" in prompt else f"Let me think.\nAnswer: {letter}"
+    return reply
+
+
+def test_suites_say_where_the_data_comes_from_and_whether_it_is_here(mirror):
+    out = _cli("eval", "suites", "--benchmarks", str(mirror)).stdout
+    lines = out.splitlines()
+
+    def data_line(name):
+        i = next(i for i, x in enumerate(lines) if x.startswith(name + " "))
+        return next(x for x in lines[i + 1:i + 3] if "data:" in x)
+    assert "present" in data_line("gpqa_diamond") and "hf_home" in data_line("gpqa_diamond")
+    assert "present" in data_line("mmlu_redux")
+    assert "ABSENT" in data_line("mmlu_pro") and "recipe eval fetch-data --suite mmlu_pro" in data_line("mmlu_pro")
+    assert "user-simulator" in data_line("tau2_airline")
+
+
+@pytest.mark.parametrize("right", [True, False])
+def test_gpqa_is_graded_by_simple_evals_offline(mirror, tmp_path, right):
+    with loopback_chat(_answer(right)) as chat:
+        r = _cli("eval", "--suite", "gpqa_diamond", "--endpoint", chat.url, "--model", "served", "--benchmarks",
+                 str(mirror), "-k", "2", "--max-tokens", "64", "--out", str(tmp_path),
+                 "-s", "benchmarks.allow_hub=false", env={"HF_HUB_OFFLINE": "1"})
+        bodies = list(chat.bodies)
+    assert r.returncode == 0, r.stdout[-1500:] + r.stderr[-1500:]
+    res = json.loads((tmp_path / "gpqa_diamond" / "results.json").read_text())
+    assert res["score"] == (100.0 if right else 0.0)
+    assert res["n"] == 6 and res["k"] == 2 and res["complete"]
+    assert res["ci_low"] <= res["score"] <= res["ci_high"]
+    assert res["harness"]["version"]["nvidia-simple-evals"] == "26.3"
+    assert res["harness"]["version"]["nemo-evaluator"] == "0.2.8"
+    assert "--eval_type simple_evals.gpqa_diamond" in res["harness"]["command"]
+    # the paper's GPQA settings (EVAL.md §2): T 1.0, top-p 0.95, thinking on; the budget from the command line
+    assert res["settings"]["sampling"] == {"k": 2, "temperature": 1.0, "top_p": 0.95, "max_tokens": 64,
+                                           "thinking": True}
+    assert len(bodies) == 12 and all(b["chat_template_kwargs"]["enable_thinking"] is True for b in bodies)
+    assert all(b["temperature"] == 1.0 and b["top_p"] == 0.95 for b in bodies)
+    items = [json.loads(x) for x in (tmp_path / "gpqa_diamond" / "items.jsonl").read_text().splitlines()]
+    assert sum(len(i["samples"]) for i in items) == 12
+    assert all("Which number is" in i["messages"][-1]["content"] for i in items)
+
+
+def test_mmlu_redux_runs_through_lm_eval_with_a_score_per_item(mirror, tmp_path):
+    with loopback_chat(_answer(True)) as chat:
+        r = _cli("eval", "--suite", "mmlu_redux", "--endpoint", chat.url, "--model", "served", "--benchmarks",
+                 str(mirror), "--limit", "1", "--max-tokens", "16", "--out", str(tmp_path),
+                 "-s", "benchmarks.allow_hub=false", env={"HF_HUB_OFFLINE": "1"})
+    assert r.returncode == 0, r.stdout[-1500:] + r.stderr[-1500:]
+    res = json.loads((tmp_path / "mmlu_redux" / "results.json").read_text())
+    subjects = len(lm_eval_task_configs()[1])
+    assert res["score"] == 100.0 and res["n"] == subjects and res["per_item_scores"]
+    assert res["harness"]["version"] == {"lm-eval": "0.4.13"} and "--tasks mmlu_redux_generative" in \
+        res["harness"]["command"]
+    items = [json.loads(x) for x in (tmp_path / "mmlu_redux" / "items.jsonl").read_text().splitlines()]
+    assert len(items) == subjects and all(i["mean_score"] == 1.0 and i["target"] == "B" for i in items)
+
+
+def test_missing_data_tokenizer_or_user_simulator_is_one_line_and_skipped(mirror, tmp_path):
+    empty = tmp_path / "empty_mirror"
+    empty.mkdir()
+    r = _cli("eval", "--suite", "gpqa_diamond", "--suite", "ruler_4k", "--suite", "tau2_retail", "--endpoint",
+             "http://127.0.0.1:9", "--model", "m", "--benchmarks", str(empty), "--out", str(tmp_path / "o"))
+    assert r.returncode == 1
+    skipped = [x for x in r.stderr.splitlines() if x.startswith("skipped ")]
+    assert len(skipped) == 3, r.stderr
+    assert "recipe eval fetch-data --suite gpqa_diamond" in r.stderr
+    assert "--tokenizer PATH" in r.stderr and "--user-endpoint URL --user-model NAME" in r.stderr
+    assert not (tmp_path / "o" / "gpqa_diamond" / "results.json").exists()
+
+
+def test_a_missing_harness_environment_names_make_evals_venv(tmp_path):
+    r = _cli("eval", "--suite", "gpqa_diamond", "--suite", "mmlu_redux", "--endpoint", "http://127.0.0.1:9",
+             "--model", "m", "--out", str(tmp_path), env={"RECIPE_EVALS_VENV": str(tmp_path / "no_venv")})
+    assert r.returncode == 1
+    assert r.stderr.count("run `make evals-venv`") == 2, r.stderr
+    assert "unavailable" in r.stdout and '"score"' not in r.stdout
+
+
+def test_the_proxy_records_exchanges_and_sets_thinking_only_where_the_request_leaves_it():
+    with loopback_chat(lambda b: "ok") as chat, RecordingProxy(chat.url, thinking=False) as proxy:
+        url = proxy.url + "/v1/chat/completions"
+        httpx.post(url, json={"model": "m", "messages": [{"role": "user", "content": "a"}]}).raise_for_status()
+        httpx.post(url, json={"model": "m", "messages": [{"role": "user", "content": "b"}],
+                              "chat_template_kwargs": {"enable_thinking": True}}).raise_for_status()
+        assert httpx.get(proxy.url + "/v1/models").status_code == 200
+        assert [b["chat_template_kwargs"]["enable_thinking"] for b in chat.bodies] == [False, True]
+        assert [e["response"]["choices"][0]["message"]["content"] for e in proxy.exchanges] == ["ok", "ok"]
+    with RecordingProxy("http://127.0.0.1:9") as dead:
+        r = httpx.post(dead.url + "/v1/chat/completions", json={"messages": []})
+        assert r.status_code == 502 and dead.exchanges[0]["error"].startswith("upstream unreachable")
