@@ -36,9 +36,12 @@ def loopback_chat(reply: Callable[[dict], str]) -> Iterator[LoopbackChat]:
         def do_POST(self):
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             state.bodies.append(body)
-            self._send(200, {"choices": [{"index": 0, "message": {"role": "assistant", "content": reply(body)},
+            # the fields a real server's answer has, which clients read (lm-eval the index, litellm the model)
+            self._send(200, {"id": f"chatcmpl-{len(state.bodies)}", "object": "chat.completion", "created": 0,
+                             "model": body.get("model", "served"),
+                             "choices": [{"index": 0, "message": {"role": "assistant", "content": reply(body)},
                                           "finish_reason": "stop"}],
-                             "usage": {"prompt_tokens": 1, "completion_tokens": 1}})
+                             "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
 
         def do_GET(self):
             self._send(200 if self.path == "/v1/models" else 404, {"data": [{"id": "served"}]})

@@ -147,3 +147,19 @@ def test_the_proxy_records_exchanges_and_sets_thinking_only_where_the_request_le
     with RecordingProxy("http://127.0.0.1:9") as dead:
         r = httpx.post(dead.url + "/v1/chat/completions", json={"messages": []})
         assert r.status_code == 502 and dead.exchanges[0]["error"].startswith("upstream unreachable")
+
+
+def test_tau2_plays_episodes_against_the_user_simulator_and_scores_each_task(tmp_path):
+    _harness_or_skip()
+    with loopback_chat(lambda b: "###STOP###") as user, loopback_chat(lambda b: "How can I help?") as agent:
+        r = _cli("eval", "--suite", "tau2_retail", "--endpoint", agent.url, "--model", "served", "--user-endpoint",
+                 user.url, "--user-model", "usersim", "--limit", "2", "-k", "1", "--out", str(tmp_path))
+        user_models = {b["model"] for b in user.bodies}
+    assert r.returncode == 0, r.stdout[-1500:] + r.stderr[-1500:]
+    res = json.loads((tmp_path / "tau2_retail" / "results.json").read_text())
+    # the simulated user ends every conversation at once: no task is solved, and tau2's own reward says so
+    assert res["score"] == 0.0 and res["n"] == 2 and res["metric"].endswith("pass@1/pass@1")
+    assert user_models == {"usersim"}
+    items = [json.loads(x) for x in (tmp_path / "tau2_retail" / "items.jsonl").read_text().splitlines()]
+    assert sorted(i["id"] for i in items) == ["0", "1"]
+    assert all(s["termination"] == "user_stop" and s["score"] == 0.0 for i in items for s in i["samples"])

