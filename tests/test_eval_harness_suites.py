@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from _harness_fixtures import GPQA_REPO, REDUX_REPO, gpqa_files, redux_files, right_letter
+from _harness_fixtures import GPQA_REPO, PRO_REPO, REDUX_REPO, gpqa_files, mmlu_pro_files, redux_files, right_letter
 from _loopback_chat import loopback_chat
 from recipe.eval.harness_suites import HARNESS_SUITES, harness_unavailable, lm_eval_task_configs
 from recipe.eval.recording_proxy import RecordingProxy
@@ -43,8 +43,10 @@ def mirror(tmp_path_factory) -> Path:
     try:
         hub.seed_repo("dataset", GPQA_REPO, gpqa_files())
         hub.seed_repo("dataset", REDUX_REPO, redux_files(lm_eval_task_configs()[1]))
+        hub.seed_repo("dataset", PRO_REPO, mmlu_pro_files())
         m = tmp_path_factory.mktemp("mirror")
         r = _cli("eval", "fetch-data", "--suite", "gpqa_diamond", "--suite", "mmlu_redux", "--benchmarks", str(m),
+                 "--suite", "mmlu_pro",
                  env={"HF_ENDPOINT": hub.endpoint, "HF_HUB_DISABLE_XET": "1"})
         assert r.returncode == 0, r.stderr[-2000:]
         assert "Idavidrein/gpqa:gpqa_diamond: {'train': 6} rows" in r.stdout
@@ -70,7 +72,8 @@ def test_suites_say_where_the_data_comes_from_and_whether_it_is_here(mirror):
         return next(x for x in lines[i + 1:i + 3] if "data:" in x)
     assert "present" in data_line("gpqa_diamond") and "hf_home" in data_line("gpqa_diamond")
     assert "present" in data_line("mmlu_redux")
-    assert "ABSENT" in data_line("mmlu_pro") and "recipe eval fetch-data --suite mmlu_pro" in data_line("mmlu_pro")
+    assert "present" in data_line("mmlu_pro")
+    assert "ABSENT" in _cli("eval", "suites", "--benchmarks", str(mirror / "hf_home" / "hub")).stdout
     assert "user-simulator" in data_line("tau2_airline")
 
 
@@ -97,6 +100,17 @@ def test_gpqa_is_graded_by_simple_evals_offline(mirror, tmp_path, right):
     items = [json.loads(x) for x in (tmp_path / "gpqa_diamond" / "items.jsonl").read_text().splitlines()]
     assert sum(len(i["samples"]) for i in items) == 12
     assert all("Which number is" in i["messages"][-1]["content"] for i in items)
+
+
+def test_mmlu_pro_is_graded_by_simple_evals(mirror, tmp_path):
+    with loopback_chat(_answer(True)) as chat:
+        r = _cli("eval", "--suite", "mmlu_pro", "--endpoint", chat.url, "--model", "served", "--benchmarks",
+                 str(mirror), "--max-tokens", "64", "--out", str(tmp_path), "-s", "benchmarks.allow_hub=false",
+                 env={"HF_HUB_OFFLINE": "1"})
+    assert r.returncode == 0, r.stdout[-1500:] + r.stderr[-1500:]
+    res = json.loads((tmp_path / "mmlu_pro" / "results.json").read_text())
+    assert res["score"] == 100.0 and res["n"] == 4 and res["k"] == 1
+    assert "--eval_type simple_evals.mmlu_pro" in res["harness"]["command"]
 
 
 def test_mmlu_redux_runs_through_lm_eval_with_a_score_per_item(mirror, tmp_path):
@@ -138,14 +152,14 @@ def test_a_missing_harness_environment_names_make_evals_venv(tmp_path):
 def test_the_proxy_records_exchanges_and_sets_thinking_only_where_the_request_leaves_it():
     with loopback_chat(lambda b: "ok") as chat, RecordingProxy(chat.url, thinking=False) as proxy:
         url = proxy.url + "/v1/chat/completions"
-        httpx.post(url, json={"model": "m", "messages": [{"role": "user", "content": "a"}]}).raise_for_status()
+        httpx.post(url, json={"model": "m", "messages": [{"role": "user", "content": "a"}]}, timeout=60).raise_for_status()
         httpx.post(url, json={"model": "m", "messages": [{"role": "user", "content": "b"}],
-                              "chat_template_kwargs": {"enable_thinking": True}}).raise_for_status()
-        assert httpx.get(proxy.url + "/v1/models").status_code == 200
+                              "chat_template_kwargs": {"enable_thinking": True}}, timeout=60).raise_for_status()
+        assert httpx.get(proxy.url + "/v1/models", timeout=60).status_code == 200
         assert [b["chat_template_kwargs"]["enable_thinking"] for b in chat.bodies] == [False, True]
         assert [e["response"]["choices"][0]["message"]["content"] for e in proxy.exchanges] == ["ok", "ok"]
     with RecordingProxy("http://127.0.0.1:9") as dead:
-        r = httpx.post(dead.url + "/v1/chat/completions", json={"messages": []})
+        r = httpx.post(dead.url + "/v1/chat/completions", json={"messages": []}, timeout=60)
         assert r.status_code == 502 and dead.exchanges[0]["error"].startswith("upstream unreachable")
 
 

@@ -108,10 +108,13 @@ def suite_datasets(suite: HarnessSuite) -> list[tuple[str, str | None]]:
 
 def prepared_dataset_dirs(hf_home: Path, repo: str, config: str | None) -> list[Path]:
     """``datasets``' prepared copies of (repo, config) in a cache: ``<hf_home>/datasets/<owner>___<name>/<config>/
-    <version>/<revision>/dataset_info.json`` (what ``load_dataset`` finds offline)."""
-    base = Path(hf_home) / "datasets" / repo.replace("/", "___")
+    <version>/<revision>/dataset_info.json`` (what ``load_dataset`` finds offline; it writes the name in lower case,
+    e.g. ``TIGER-Lab___mmlu-pro``, so the folder is matched without case)."""
+    root = Path(hf_home) / "datasets"
+    want = repo.replace("/", "___").lower()
+    bases = [p for p in root.iterdir() if p.is_dir() and p.name.lower() == want] if root.is_dir() else []
     pattern = f"{config or '*'}/*/*/dataset_info.json"
-    return sorted(p.parent for p in base.glob(pattern)) if base.is_dir() else []
+    return sorted(p.parent for b in bases for p in b.glob(pattern))
 
 
 def data_status(suite: HarnessSuite, mirror: Path | None) -> tuple[bool, str]:
