@@ -177,3 +177,24 @@ def test_tau2_plays_episodes_against_the_user_simulator_and_scores_each_task(tmp
     items = [json.loads(x) for x in (tmp_path / "tau2_retail" / "items.jsonl").read_text().splitlines()]
     assert sorted(i["id"] for i in items) == ["0", "1"]
     assert all(s["termination"] == "user_stop" and s["score"] == 0.0 for i in items for s in i["samples"])
+
+
+def test_a_checkpoint_is_served_by_vllm_for_the_harness(mirror, tmp_path):
+    """`--checkpoint` without `--endpoint`: the project's vLLM server (.venv-vllm) serves the real SmolLM2 for the
+    suite's duration and simple-evals grades its answers (a 135M model rarely writes 'Answer: X'; the score is
+    whatever the harness says, within [0, 100])."""
+    from _smollm2 import smollm2_folder
+    from recipe.serve.vllm_env import vllm_unavailable_reason
+    why = vllm_unavailable_reason()
+    if why:
+        pytest.skip(why)
+    r = _cli("eval", "--suite", "gpqa_diamond", "--checkpoint", str(smollm2_folder()), "--benchmarks", str(mirror),
+             "-k", "1", "--max-tokens", "48", "--no-thinking", "--out", str(tmp_path), "-s", "benchmarks.allow_hub=false",
+             env={"HF_HUB_OFFLINE": "1"})
+    assert r.returncode == 0, r.stdout[-1500:] + r.stderr[-1500:]
+    res = json.loads((tmp_path / "gpqa_diamond" / "results.json").read_text())
+    assert res["complete"] and res["n"] == 6 and 0.0 <= res["score"] <= 100.0
+    assert res["settings"]["endpoint"].startswith("http://127.0.0.1:") and res["settings"]["model"] == "model"
+    items = [json.loads(x) for x in (tmp_path / "gpqa_diamond" / "items.jsonl").read_text().splitlines()]
+    answers = [s for i in items for s in i["samples"]]
+    assert len(answers) == 6 and all(a["finish_reason"] in ("stop", "length") and a["content"] for a in answers)
