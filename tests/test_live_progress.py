@@ -92,3 +92,21 @@ def test_eta_tracks_the_remaining_time_through_warm_up_and_slow_steps():
         return eta / sum(times[n:])
     assert max(ratio(n) for n in range(2, 9)) <= 1.1
     assert all(0.75 <= ratio(n) <= 1.35 for n in range(9, 55)), [round(ratio(n), 2) for n in range(9, 55)]
+
+
+def test_stage_tail_never_shows_a_previous_attempts_rows(run):
+    """A stage rerun with other inputs truncates its metrics after the tail has started: the old attempt's last
+    step (here 3 of 3, 'training done') must not be printed as this attempt's progress."""
+    import os
+    for r in _rows(3):
+        run.append_metrics("if_rl", r)
+    path = run.metrics_path("if_rl")
+    os.utime(path, (1, 1))   # written long before this attempt
+    lines = []
+    tail = StageTail(path, "if_rl", 3, emit=lines.append, every_s=0.0)
+    tail.poll()
+    assert lines == []
+    run.truncate_metrics("if_rl", 0)
+    run.append_metrics("if_rl", _rows(1)[0])
+    tail.poll()
+    assert [line.split("  ")[1] for line in lines] == ["step 1/3"]

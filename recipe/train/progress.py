@@ -73,10 +73,16 @@ class StageTail:
         self.every_s, self.poll_s = every_s, poll_s
         self._stop = threading.Event()
         self._last_step, self._last_emit = None, 0.0
+        self._since = time.time()   # rows are shown once the file changes after this: a previous attempt's rows
         self._thread = threading.Thread(target=self._loop, name=f"tail-{stage}", daemon=True)
         self.lines: list[str] = []
 
     def poll(self, force: bool = False) -> None:
+        try:   # (other inputs: the stage truncates them) are never shown as this attempt's progress
+            if self.path.stat().st_mtime < self._since:
+                return
+        except FileNotFoundError:
+            return
         rows = _read_rows(self.path)
         if not rows or rows[-1].get("step") == self._last_step:
             return
