@@ -113,3 +113,39 @@ def test_the_closing_claims_are_the_evidence_rows_of_this_run(tmp_path, monkeypa
     assert "On this seed: hold a, e; not shown none." in text
     r = CliRunner().invoke(app, ["report", "--run-id", "r", "--json"])
     assert json.loads(r.output)["claims"] == json.loads(json.dumps(data["claims"]))
+
+
+def _md_run(tmp_path, name, deltas: dict[str, list[tuple[int, int]]]):
+    """sft -> multi_domain_rl with the tiny profile's config (it trains mcqa and tool_call); per domain the
+    (before, after) reward of each prompt."""
+    from recipe.config import load_config
+    from recipe.config.loader import config_to_yaml
+    run = RunDir(tmp_path / name)
+    run.path.mkdir(parents=True, exist_ok=True)
+    run.config_path.write_text(config_to_yaml(load_config("tiny")))
+    run.write_manifest("sft", {"status": "done", "inputs": {}})
+    run.write_manifest("multi_domain_rl", {"status": "done",
+                                           "inputs": {"init_checkpoint": {"path": str(run.checkpoint_dir("sft"))}}})
+    for stage, side in (("sft", 0), ("multi_domain_rl", 1)):
+        write_samples(samples_path(run, stage), [{"domain": d, "item_id": f"{d}{i}", "sample": 0, "response": "",
+                                                  "reward": pair[side]} for d, pairs in deltas.items()
+                                                 for i, pair in enumerate(pairs)])
+    return run
+
+
+def test_claim_j_fails_only_on_an_untrained_domain_that_drops_beyond_its_interval_and_the_margin(tmp_path):
+    from recipe.reporting.evidence import NoRegressionTarget, claim_line
+    j = NoRegressionTarget("j", "multi-domain RL regresses no domain it does not train", "multi_domain_rl")
+    # mcqa (trained) falls on every prompt: not j's business; code (untrained) keeps every prompt
+    keep = _md_run(tmp_path, "keep", {"mcqa": [(1, 0)] * 20, "code": [(1, 1), (0, 0)] * 10})
+    (row,) = j.evaluate([keep])
+    assert row["holds"] is True and row["domain"] == "code" and row["regressed"] == []
+    # code loses 10 of 20 prompts: -50 points, the whole interval below 0
+    lose = _md_run(tmp_path, "lose", {"mcqa": [(0, 1)] * 20, "code": [(1, 0), (1, 1)] * 10})
+    (row,) = j.evaluate([lose])
+    assert row["holds"] is False and row["regressed"] == ["code"] and row["ci_high"] < 0
+    assert "fails: code regressed" in claim_line(row)
+    # one prompt of 40 lost: the interval may sit below 0, but the drop (-2.5) is inside the 3-point margin
+    small = _md_run(tmp_path, "small", {"code": [(1, 0)] + [(1, 1)] * 39})
+    (row,) = j.evaluate([small])
+    assert row["score"] == pytest.approx(-2.5) and row["holds"] is True

@@ -109,6 +109,41 @@ class TeacherMatchTarget:
         return rows
 
 
+@dataclass(frozen=True)
+class NoRegressionTarget:
+    """A stage leaves the domains it does not train where they were: pooled over the runs, no untrained domain's
+    paired change has its whole interval below 0 with a drop of more than ``margin`` points (the paper's multi-domain
+    RL "regressed no tracked benchmark", §4.3). The row shows the worst untrained domain; ``regressed`` lists all."""
+    key: str
+    claim: str
+    stage: str
+    margin: float = 3.0
+
+    def evaluate(self, runs: list[RunDir]) -> list[dict]:
+        from recipe.config import load_config
+        from recipe.reporting.regressions import trained_domains
+        trained: set[str] = set()
+        seen: list[str] = []
+        for run in runs:
+            seen += [r["domain"] for r in read_samples(samples_path(run, self.stage, "final", "val"))]
+            if not run.config_path.exists():
+                raise LookupError(f"run {run.run_id} has no config.yaml: which domains {self.stage} trains is unknown")
+            trained |= trained_domains(load_config(run.config_path), self.stage) or set()
+        others = [d for d in dict.fromkeys(seen) if d not in trained]
+        rows = []
+        for d in others:
+            try:
+                rows.append({"domain": d, **DeltaTarget(self.key, self.claim, self.stage, (d,)).evaluate(runs)[0]})
+            except LookupError:
+                continue
+        if not rows:
+            raise LookupError(f"{self.stage} has no report-split prompts of a domain it does not train")
+        regressed = [r["domain"] for r in rows if r["ci_high"] < 0 and r["score"] < -self.margin]
+        worst = min(rows, key=lambda r: r["score"])
+        return [{**worst, "measure": f"{self.stage} - input, worst of {len(rows)} untrained domains ({worst['domain']})",
+                 "regressed": regressed, "holds": not regressed}]
+
+
 TARGETS: list = [
     DeltaTarget("a", "IF-RL raises instruction following", "if_rl", ("instruction_following",)),
     DeltaTarget("b", "multi-domain RL raises MCQA + tool calls", "multi_domain_rl", ("mcqa", "tool_call")),
@@ -119,6 +154,7 @@ TARGETS: list = [
     DeltaTarget("g", "code RL raises code (hidden unit tests)", "code_rl", ("code",)),
     DeltaTarget("h", "SWE RL (agentless, then agentic) raises agentless SWE", "swe_rl", ("swe",)),
     DeltaTarget("i", "SWE RL (agentless, then agentic) raises agentic SWE", "swe_rl", ("swe_agentic",)),
+    NoRegressionTarget("j", "multi-domain RL regresses no domain it does not train", "multi_domain_rl"),
 ]
 
 
@@ -149,7 +185,9 @@ def claim_line(row: dict) -> str:
                  f"[{t['ci_low']:.1f}, {t['ci_high']:.1f}]")
     else:
         value = f"{row['score']:+.1f} [{row['ci_low']:+.1f}, {row['ci_high']:+.1f}]"
-    return f"{head}: {row['measure']} {value}, n {row['n']}: {'holds' if row['holds'] else 'not shown'}"
+    verdict = "holds" if row["holds"] else \
+        f"fails: {', '.join(row['regressed'])} regressed" if row.get("regressed") else "not shown"
+    return f"{head}: {row['measure']} {value}, n {row['n']}: {verdict}"
 
 
 def evidence_rows(runs: list[RunDir], targets: list | None = None) -> list[dict]:
