@@ -102,11 +102,12 @@ def test_gpqa_is_graded_by_simple_evals_offline(mirror, tmp_path, right):
     assert all("Which number is" in i["messages"][-1]["content"] for i in items)
 
 
-def test_mmlu_pro_is_graded_by_simple_evals(mirror, tmp_path):
+def test_mmlu_pro_is_graded_by_simple_evals_from_the_mirror_first(mirror, tmp_path):
+    """The Hub allowed (the paper profile's default) but dead: data prepared in the mirror is read without it."""
     with loopback_chat(_answer(True)) as chat:
         r = _cli("eval", "--suite", "mmlu_pro", "--endpoint", chat.url, "--model", "served", "--benchmarks",
-                 str(mirror), "--max-tokens", "64", "--out", str(tmp_path), "-s", "benchmarks.allow_hub=false",
-                 env={"HF_HUB_OFFLINE": "1"})
+                 str(mirror), "--max-tokens", "64", "--out", str(tmp_path),
+                 env={"HF_ENDPOINT": "http://127.0.0.1:9", "HF_HUB_ETAG_TIMEOUT": "1"})
     assert r.returncode == 0, r.stdout[-1500:] + r.stderr[-1500:]
     res = json.loads((tmp_path / "mmlu_pro" / "results.json").read_text())
     assert res["score"] == 100.0 and res["n"] == 4 and res["k"] == 1
@@ -198,3 +199,12 @@ def test_a_checkpoint_is_served_by_vllm_for_the_harness(mirror, tmp_path):
     items = [json.loads(x) for x in (tmp_path / "gpqa_diamond" / "items.jsonl").read_text().splitlines()]
     answers = [s for i in items for s in i["samples"]]
     assert len(answers) == 6 and all(a["finish_reason"] in ("stop", "length") and a["content"] for a in answers)
+
+
+def test_mmlu_redux_subjects_are_found_after_the_if_checkers_registered_a_bare_lm_eval():
+    """IF scoring registers `lm_eval` as a bare package (no __file__, its __init__ never run); `recipe eval suites` in
+    the same process must still find lm-eval's MMLU-Redux task files."""
+    from recipe.rewards import reference_if
+    reference_if._import_ifeval()
+    repo, subjects = lm_eval_task_configs()
+    assert repo == REDUX_REPO and len(subjects) == 57 and "abstract_algebra" in subjects

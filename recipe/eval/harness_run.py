@@ -113,9 +113,11 @@ def harness_env(suite: HarnessSuite, mirror: Path | None, allow_hub: bool) -> di
     env = {**os.environ, "NEMO_EVALUATOR_TELEMETRY_LEVEL": "0"}   # nemo-evaluator reports usage unless told not to
     env["PATH"] = f"{evals_venv() / 'bin'}{os.pathsep}{env.get('PATH', '')}"   # harness commands call `python`
     env.pop("VIRTUAL_ENV", None)                                                 # and their scripts from PATH
-    if mirror is not None and (Path(mirror) / MIRROR_HF_HOME).is_dir():
+    in_mirror = mirror is not None and (Path(mirror) / MIRROR_HF_HOME).is_dir()
+    if in_mirror:
         env["HF_HOME"] = str(Path(mirror) / MIRROR_HF_HOME)
-    if not allow_hub:
+    # the mirror first, as for every suite (recipe.eval.sources): data prepared there is read without asking the Hub
+    if not allow_hub or (in_mirror and data_status(suite, mirror)[0]):
         env.update(HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1")
     return env
 

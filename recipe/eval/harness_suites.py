@@ -90,9 +90,14 @@ def harness_unavailable(suite: HarnessSuite) -> str | None:
 
 
 def lm_eval_task_configs(task_group: str = "mmlu_redux_generative") -> tuple[str, list[str]]:
-    """(Hub repo, config names) that lm-eval's MMLU-Redux group loads, read from lm-eval's own task files."""
-    import lm_eval
-    folder = Path(lm_eval.__file__).parent / "tasks" / "mmlu-redux" / "generative"
+    """(Hub repo, config names) that lm-eval's MMLU-Redux group loads, read from lm-eval's own task files (found, not
+    imported: the IF checkers register ``lm_eval`` as a bare package without ``__file__``, recipe.rewards.reference_if;
+    ImportError when lm-eval is not installed)."""
+    import importlib.util
+    spec = importlib.util.find_spec("lm_eval")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("lm-eval is not installed")
+    folder = Path(list(spec.submodule_search_locations)[0]) / "tasks" / "mmlu-redux" / "generative"
     repo = re.search(r'dataset_path:\s*"?([^"\n]+)"?', (folder / "_default_template_yaml").read_text()).group(1)
     names = sorted(m.group(1) for f in folder.glob("mmlu_*.yaml")
                    if (m := re.search(r'"dataset_name":\s*"([^"]+)"', f.read_text())))
