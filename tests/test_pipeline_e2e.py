@@ -267,7 +267,7 @@ def test_capacity_study_reads_a_finished_run(nb_run):
     run = nb_run[0]
     study = study_rows({"w64": [run]}, {"w64": [1.0]})["w64"]
     assert study["runs"] == ["nb"] and study["parameters"] > 100_000 and study["wall_s"] == [1.0]
-    assert {r["target"] for r in study["claims"]} == set("abcdefghi")
+    assert {r["target"] for r in study["claims"]} == set("abcdefghij")
     forget = {r["domain"]: r for r in study["forgetting"]}
     assert set(forget) == DOMAINS
     for d, r in forget.items():
