@@ -25,6 +25,7 @@ import yaml
 
 from recipe.eval.harness_suites import (HARNESS_SUITES, MIRROR_HF_HOME, HarnessSuite, data_status, evals_venv,
                                         harness_unavailable)
+from recipe.eval.recording_proxy import RecordingProxy
 
 RESULTS, ITEMS = "results.json", "items.jsonl"
 
@@ -109,7 +110,7 @@ def lm_eval_command(suite: HarnessSuite, *, url: str, model: str, out_dir: Path,
     return cmd
 
 
-def harness_env(suite: HarnessSuite, mirror: Path | None, allow_hub: bool) -> dict:
+def harness_env(mirror: Path | None, allow_hub: bool, data_present: bool) -> dict:
     env = {**os.environ, "NEMO_EVALUATOR_TELEMETRY_LEVEL": "0"}   # nemo-evaluator reports usage unless told not to
     env["PATH"] = f"{evals_venv() / 'bin'}{os.pathsep}{env.get('PATH', '')}"   # harness commands call `python`
     env.pop("VIRTUAL_ENV", None)                                                 # and their scripts from PATH
@@ -117,7 +118,7 @@ def harness_env(suite: HarnessSuite, mirror: Path | None, allow_hub: bool) -> di
     if in_mirror:
         env["HF_HOME"] = str(Path(mirror) / MIRROR_HF_HOME)
     # the mirror first, as for every suite (recipe.eval.sources): data prepared there is read without asking the Hub
-    if not allow_hub or (in_mirror and data_status(suite, mirror)[0]):
+    if not allow_hub or (in_mirror and data_present):
         env.update(HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1")
     return env
 
@@ -202,10 +203,9 @@ def run_harness_suite(name: str, *, endpoint: str, model: str, out: Path, mirror
                       api_key: str | None = None, progress=print) -> dict:
     suite = HARNESS_SUITES[name]
     why = harness_unavailable(suite)
-    if why is None and (suite.datasets or name == "mmlu_redux"):
-        present, where = data_status(suite, mirror)
-        if not present and (mirror is not None or not allow_hub):
-            why = where
+    present, where = data_status(suite, mirror)   # once: it globs the mirror (and reads lm-eval's task files)
+    if why is None and not present and (mirror is not None or not allow_hub):
+        why = where
     if why is None and "tokenizer" in suite.needs and not tokenizer:
         why = f"{name} builds its items with the served model's tokenizer: give --tokenizer PATH (a local folder)"
     if why is None and "user_simulator" in suite.needs and not (user_endpoint and user_model):
@@ -217,9 +217,12 @@ def run_harness_suite(name: str, *, endpoint: str, model: str, out: Path, mirror
     out_dir = Path(out) / name
     harness_dir = out_dir / "harness"
     harness_dir.mkdir(parents=True, exist_ok=True)
-    env = harness_env(suite, mirror, allow_hub)
+    env = harness_env(mirror, allow_hub, present)
     started = dt.datetime.now(dt.timezone.utc)
-    with RecordingProxyFor(endpoint, settings, server, timeout_s, api_key) as proxy:
+    # the row's thinking switch only where the server reads chat_template_kwargs (vLLM); a standard server gets the
+    # harness's requests as they are
+    thinking = settings.get("thinking") if server == "vllm" else None
+    with RecordingProxy(endpoint, thinking=thinking, timeout_s=timeout_s, api_key=api_key) as proxy:
         if suite.harness == "lm-eval":
             cmd = lm_eval_command(suite, url=proxy.url, model=model, out_dir=harness_dir, settings=settings,
                                   limit=limit, concurrency=concurrency, timeout_s=timeout_s, seed=seed)
@@ -264,7 +267,7 @@ def run_harness_suite(name: str, *, endpoint: str, model: str, out: Path, mirror
                "harness": {"name": suite.harness, "package": suite.package, "task": suite.task, "version": version,
                            "command": shown, "output": str(harness_dir), "scores": raw},
                "settings": {"endpoint": endpoint, "model": model, "server": server, "sampling": settings,
-                            "limit": limit, "seed": seed, "data": data_status(suite, mirror)[1]},
+                            "limit": limit, "seed": seed, "data": where},
                "generation": {"requests": len(exchanges), "failed_requests": failed},
                "started_at": started.isoformat(timespec="seconds"),
                "written_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
@@ -296,19 +299,3 @@ def read_lm_eval(harness_dir: Path, task: str) -> tuple[float, float | None, int
     n = len(items) or int(sum((res.get("n-samples") or {}).get(t, {}).get("effective", 0)
                               for t in res.get("n-samples") or {}))
     return score, se, n, items, {"results": res["results"].get(task), "n-samples": res.get("n-samples")}
-
-
-class RecordingProxyFor:
-    """The proxy with the row's thinking switch applied only where the server reads ``chat_template_kwargs``
-    (vLLM); a standard OpenAI server gets the harness's requests as they are."""
-
-    def __init__(self, endpoint: str, settings: dict, server: str, timeout_s: float, api_key: str | None):
-        from recipe.eval.recording_proxy import RecordingProxy
-        thinking = settings.get("thinking") if server == "vllm" else None
-        self.proxy = RecordingProxy(endpoint, thinking=thinking, timeout_s=timeout_s, api_key=api_key)
-
-    def __enter__(self):
-        return self.proxy.__enter__()
-
-    def __exit__(self, *exc):
-        self.proxy.__exit__(*exc)
