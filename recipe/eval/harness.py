@@ -100,6 +100,8 @@ def generate_samples(suite: Suite, rows: list[dict], backend: Backend, sampling:
     first_error = None
     t0 = time.monotonic()
     written = 0
+    if progress is not None and hasattr(progress, "begin"):
+        progress.begin(len(jobs), reused)
     if jobs:
         from recipe.eval.backends.openai_client import EndpointUnavailable
         with open(cache_path, "a", encoding="utf-8") as f:

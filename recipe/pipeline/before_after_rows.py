@@ -127,6 +127,7 @@ def compare_rows(run, cfg, *, start: str | Path | None = None, last: str, if_sui
     """Score every model of ``_models`` on the IF suites and the tiny suites; returns and writes
     ``out/rows.json`` (``{"start", "stages", "rows", "unavailable", "complete"}``, rewritten after every model) and
     ``out/ifeval_samples.jsonl`` (``last``'s IFEval completions)."""
+    from recipe.eval.answer_progress import AnswerProgress
     from recipe.eval.api import evaluate, suite_rows as load_suite_rows
     from recipe.eval.backends.hf import HFBackend
     from recipe.train.device import set_cpu_bf16
@@ -155,7 +156,8 @@ def compare_rows(run, cfg, *, start: str | Path | None = None, last: str, if_sui
         name = label if stage is None else stage
         for suite, kind, kw in jobs:
             res = evaluate([suite], out=out / name, backend=backend, thinking=thinking, seed=cfg.run.seed, cfg=cfg,
-                           run_id=run.run_id, stage=stage, **kw).get(suite, {})
+                           run_id=run.run_id, stage=stage, progress=AnswerProgress(f"{suite} {name}", emit=progress),
+                           **kw).get(suite, {})
             if "unavailable" in res:
                 result["unavailable"].append({"suite": suite, "model": label, "stage": stage,
                                               "reason": res["unavailable"]})
