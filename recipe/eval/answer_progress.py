@@ -21,14 +21,16 @@ class AnswerProgress:
         self.done = self.tokens = self.at_cap = 0
 
     def begin(self, to_generate: int, reused: int = 0) -> None:
-        self.total, self.t0, self.last = to_generate, self.clock(), self.clock()
+        self.total, self.t0 = to_generate, self.clock()
+        self.last = self.t0
         if to_generate:
-            self.emit(f"  {self.label}: {to_generate} answers to generate" + (f" ({reused} from the cache)" if reused else ""))
+            cached = f" ({reused} from the cache)" if reused else ""
+            self.emit(f"  {self.label}: {to_generate} answers to generate{cached}")
 
     def __call__(self, job, generation) -> None:
         self.done += 1
-        self.tokens += int(getattr(generation, "completion_tokens", 0) or 0)
-        self.at_cap += getattr(generation, "finish_reason", None) == "length"
+        self.tokens += generation.completion_tokens or 0
+        self.at_cap += generation.finish_reason == "length"
         now = self.clock()
         if now - self.last >= self.every_s or (self.total is not None and self.done >= self.total):
             self.last = now

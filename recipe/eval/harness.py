@@ -72,7 +72,9 @@ def load_cache(path: Path, fingerprint: str) -> dict[tuple[str, int], tuple[str,
 
 def generate_samples(suite: Suite, rows: list[dict], backend: Backend, sampling: SamplingParams, out_dir: Path,
                      *, progress=None) -> tuple[dict[str, list[Generation]], dict]:
-    """Every row's k generations (cached ones reused). Returns (generations by item id, generation stats)."""
+    """Every row's k generations (cached ones reused). Returns (generations by item id, generation stats).
+    ``progress(job, generation)`` after each new answer; a ``progress.begin(to_generate, reused)`` is called first
+    where it exists (``recipe.eval.answer_progress``)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     desc = backend.describe()
     fp = generation_fingerprint(desc, sampling, episodes=suite.play is not None)
