@@ -17,7 +17,7 @@ from recipe.model.decode import lean_decode_state, supports_lean_decode
 from recipe.model.decode.checked_loop import decode_checked
 from recipe.model.decode.llama import LlamaDecodeState
 from recipe.model.decode.llama_static import StaticLlamaDecode
-from recipe.model.decode.row_state import DecodeRows
+from recipe.model.decode.row_state import DecodeRows, compacting_order
 from recipe.model.decode.token_sampling import DeviceSampler, sample_inverse_cdf, top_p_filter
 from recipe.train.device import autocast
 
@@ -73,7 +73,8 @@ def generate(model, tokenizer, prompts: list[str], *, max_new_tokens: int, tempe
 
     - Prefix sharing: each distinct prompt is prefilled once and its KV / Mamba conv+SSM state is copied to every
       row that repeats it (a GRPO group's G samples), so the prompt costs 1/G of the naive prefill.
-    - Finished rows (``<|im_end|>`` emitted) leave the batch: later steps run only the rows still generating.
+    - Finished rows (``<|im_end|>`` emitted) leave the batch: later steps run only the rows still generating (a
+      finished row's slot takes a live row from the batch's end, so leaving moves few rows: ``compacting_order``).
     - Sampling: softmax(logits / T) after top-p (as ``TopPLogitsWarper``), drawn by inverse CDF with one uniform
       per row per step, drawn for every row each step so a row's randomness does not depend on the others.
       Nothing process-wide is patched. ``greedy`` takes the argmax.
@@ -154,7 +155,7 @@ def _generate(model, tokenizer, prompts: list[str], *, max_new_tokens: int, temp
                 break
             if bool(done_A.any()):
                 finished[active[done_A]] = True
-                keep = (~done_A).nonzero().flatten()
+                keep = compacting_order(done_A)     # finished rows' slots refilled from the tail
                 if not len(keep):
                     break
                 active, tok_A = active[keep], tok_A[keep]

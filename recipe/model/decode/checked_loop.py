@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import torch
 
+from recipe.model.decode.row_state import compacting_order
+
 
 @torch.no_grad()
 def decode_checked(state, logits_AV: torch.Tensor, sampler, *, max_new_tokens: int, eos: int, pad: int,
@@ -32,7 +34,7 @@ def decode_checked(state, logits_AV: torch.Tensor, sampler, *, max_new_tokens: i
         if t + 1 == max_new_tokens:
             break
         if (t + 1) % check_every == 0:
-            keep = (~done).nonzero().flatten()   # the host's one look at the rows
+            keep = compacting_order(done)   # the host's one look at the rows
             if not len(keep):
                 break
             if len(keep) < len(done):
