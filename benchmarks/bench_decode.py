@@ -178,14 +178,16 @@ def main() -> None:
     best = min(row, key=lambda p: row[p][0])
     if device.type == "cuda":
         bw, item, what = HBM_BYTES_PER_S, 2, "bf16"
-    else:   # fp32 weights are read either way (autocast casts them each step); K/V are kept in bf16 under autocast
+    else:   # fp32 weights are read either way (autocast casts them each step); K/V in the dtype cpu_kv_dtype picks
         bw, item, what = cpu_bandwidth_bytes_per_s(), 4, "fp32"
     floor = floor_ms_per_step(model, last, bw, item)
     from recipe.model.decode.llama import _cpu_attention_choice
     attention = (os.environ.get("RECIPE_CPU_ATTENTION") or "/".join(sorted(set(_cpu_attention_choice.values())))
                  if device.type == "cpu" else "matmul") or None
+    kv_dtypes = "/".join(sorted({str(k[0]).removeprefix("torch.") for k in _cpu_attention_choice})) or None
     if device.type == "cpu" and attention:
-        print(f"CPU decode attention: {attention} (recipe.model.decode.llama.cpu_attention_path)")
+        print(f"CPU decode attention: {attention} over a {kv_dtypes} K/V cache "
+              f"(recipe.model.decode.llama.cpu_attention_path, cpu_kv_dtype)")
     print(f"IF-RL shape, {rows} rows: {best} {row[best][0]:.2f} ms a step, {row[best][1]:.0f} tokens/s; bandwidth "
           f"floor {floor:.3f} ms a step ({what} weights {weight_bytes(model, item) / 1e6:.0f} MB + K/V, at "
           f"{bw / 1e9:.1f} GB/s{'' if device.type == 'cuda' else ' measured by a torch copy here'}) -> "
@@ -195,7 +197,7 @@ def main() -> None:
                                       "floor_ms_per_step": round(floor, 4), "tokens_per_s": round(row[best][1], 1),
                                       "path": best, "device": str(device), "bandwidth_gb_s": round(bw / 1e9, 1),
                                       "threads": a.threads, "cpu_bf16": cpu_bf16,
-                                      "attention": attention}, indent=1))
+                                      "attention": attention, "kv_dtype": kv_dtypes}, indent=1))
     if a.ops:
         dom, n, group, cap = shapes[0]
         prompts = prompts_for(dom, n, group)

@@ -96,10 +96,13 @@ def test_lean_llama_step_equals_hf_cached_forward_after_bucketed_prefill_and_row
 def test_cpu_attention_path_is_timed_once_and_can_be_fixed(monkeypatch):
     from recipe.model.decode import llama as lean_llama
     monkeypatch.delenv("RECIPE_CPU_ATTENTION", raising=False)
+    monkeypatch.setattr(lean_llama, "_cpu_attention_timed", {})
     monkeypatch.setattr(lean_llama, "_cpu_attention_choice", {})
     q, K = torch.zeros(2, 3, 3, 8), torch.zeros(2, 3, 5, 8)
     first = cpu_attention_path(q, K)
     assert first in CPU_ATTENTION_PATHS and list(lean_llama._cpu_attention_choice.values()) == [first]
+    (times,) = lean_llama._cpu_attention_timed.values()
+    assert set(times) == set(CPU_ATTENTION_PATHS) and first == min(times, key=times.get)
     monkeypatch.setattr(lean_llama, "_time_cpu_attention", lambda *a, **k: pytest.fail("timed twice"))
     assert cpu_attention_path(q, K) == first                        # the same heads and dtype: the first choice
     monkeypatch.setenv("RECIPE_CPU_ATTENTION", "matmul")
@@ -107,6 +110,58 @@ def test_cpu_attention_path_is_timed_once_and_can_be_fixed(monkeypatch):
     monkeypatch.setenv("RECIPE_CPU_ATTENTION", "flash")
     with pytest.raises(ValueError, match="RECIPE_CPU_ATTENTION='flash'"):
         cpu_attention_path(q, K)
+
+
+def test_cpu_kv_dtype_is_the_faster_timed_one_and_can_be_fixed(monkeypatch):
+    from recipe.model.decode import llama as lean_llama
+    monkeypatch.delenv("RECIPE_CPU_KV_DTYPE", raising=False)
+    monkeypatch.delenv("RECIPE_CPU_ATTENTION", raising=False)
+    fake = {torch.bfloat16: {"sdpa": 3.0, "matmul": 2.0}, torch.float32: {"sdpa": 1.5, "matmul": 4.0}}
+    monkeypatch.setattr(lean_llama, "_cpu_attention_timed", {})
+    monkeypatch.setattr(lean_llama, "_time_cpu_attention", lambda kvh, rep, d, dtype: fake[dtype])
+    assert lean_llama.cpu_kv_dtype(3, 3, 8) == torch.float32           # fp32's best path (1.5) beats bf16's (2.0)
+    fake[torch.bfloat16]["matmul"] = 1.0
+    monkeypatch.setattr(lean_llama, "_cpu_attention_timed", {})
+    assert lean_llama.cpu_kv_dtype(3, 3, 8) == torch.bfloat16
+    monkeypatch.setenv("RECIPE_CPU_KV_DTYPE", "float32")
+    assert lean_llama.cpu_kv_dtype(3, 3, 8) == torch.float32
+    monkeypatch.setenv("RECIPE_CPU_KV_DTYPE", "fp8")
+    with pytest.raises(ValueError, match="RECIPE_CPU_KV_DTYPE='fp8'"):
+        lean_llama.cpu_kv_dtype(3, 3, 8)
+
+
+@pytest.mark.parametrize("cpu_attention", CPU_ATTENTION_PATHS)
+def test_cpu_bf16_decode_with_an_fp32_kv_cache_keeps_fp32_keys_and_matches_the_bf16_cache(llama, cpu_attention,
+                                                                                        monkeypatch):
+    """Under CPU bf16 autocast the lean step keeps K/V in the dtype ``cpu_kv_dtype`` picks; an fp32 cache attends
+    with autocast off. Its logits agree with the bf16 cache's to bf16 rounding and with the fp32 forward closer."""
+    model, tok = llama
+    if next(model.parameters()).device.type != "cpu":
+        pytest.skip("the K/V dtype choice is the CPU's")
+    monkeypatch.setenv("RECIPE_CPU_ATTENTION", cpu_attention)
+    enc = tok(_ragged_prompts(tok), return_tensors="pt", padding=True, add_special_tokens=False)
+    with torch.no_grad():
+        ref, ref_logits = HFDecodeState.prefill(model, enc["input_ids"], enc["attention_mask"], 5)   # fp32
+        tok_A = ref_logits.argmax(-1)
+        ref_steps = []
+        for _ in range(5):
+            ref_steps.append(ref.step(tok_A))
+            tok_A = ref_steps[-1].argmax(-1)
+        steps = {}
+        for kv in ("float32", "bfloat16"):
+            monkeypatch.setenv("RECIPE_CPU_KV_DTYPE", kv)
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                lean, logits = prefill_in_buckets(model, enc["input_ids"], enc["attention_mask"], 5, overhead_tokens=0)
+                assert {K.dtype for K in lean.keys.values()} == {getattr(torch, kv)}
+                tok_A = ref_logits.argmax(-1)
+                steps[kv] = []
+                for r in ref_steps:
+                    steps[kv].append(lean.step(tok_A).float())
+                    tok_A = r.argmax(-1)
+    err = {kv: max((s - r).abs().max().item() for s, r in zip(steps[kv], ref_steps)) for kv in steps}
+    scale = max(r.abs().max().item() for r in ref_steps)
+    assert err["bfloat16"] < 0.05 * scale and err["float32"] < 0.05 * scale, (err, scale)
+    assert max((a - b).abs().max().item() for a, b in zip(steps["float32"], steps["bfloat16"])) > 0  # two caches
 
 
 def test_lean_and_hf_decoding_sample_the_same_rows(llama):

@@ -56,6 +56,10 @@ class HFBackend:
         precision = precision_name(model_device(self.model))
         if precision != "float32":  # bf16 autocast gives other greedy tokens: part of the sample cache's key
             desc["precision"] = precision
+            from recipe.model.decode.llama import is_lean_llama, model_cpu_kv_dtype
+            if model_device(self.model).type == "cpu" and is_lean_llama(self.model):
+                # the K/V cache's dtype is chosen per CPU (recipe.model.decode.llama.cpu_kv_dtype) and moves logits
+                desc["precision"] += f", {str(model_cpu_kv_dtype(self.model)).removeprefix('torch.')} K/V cache"
         return desc
 
     def render(self, messages: list[dict], thinking: bool, tools: list | None = None) -> str:

@@ -23,6 +23,7 @@ tests/test_llama_path.py.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 
@@ -49,6 +50,8 @@ class LlamaDecodeState(DecodeRows):
     def from_hf_cache(cls, model, cache, attention_mask_AP: torch.Tensor, max_new_tokens: int) -> "LlamaDecodeState":
         dev = attention_mask_AP.device
         dtype = torch.get_autocast_dtype(dev.type) if torch.is_autocast_enabled(dev.type) else None
+        if dev.type == "cpu" and dtype is not None:   # the faster cache dtype on this CPU (cpu_kv_dtype)
+            dtype = model_cpu_kv_dtype(model)
         keys = {i: cls.kv_buffer(layer.keys, max_new_tokens, dtype) for i, layer in enumerate(cache.layers)}
         values = {i: cls.kv_buffer(layer.values, max_new_tokens, dtype) for i, layer in enumerate(cache.layers)}
         return cls(model, {}, {}, keys, values, cls.key_mask(attention_mask_AP, max_new_tokens),
@@ -76,6 +79,13 @@ def _attention_step(attn, x_AH, cos_A1d, sin_A1d, K, V, mask_A11T, t: int):
     V[:, :, t] = v_AKd
     if K.device.type == "cpu":
         cpu_attend = attend_sdpa if cpu_attention_path(q_AKRd, K) == "sdpa" else attend_bmm
+        if K.dtype == torch.float32 and torch.is_autocast_enabled("cpu"):
+            # an fp32 cache under bf16 autocast: attend in fp32 (autocast would cast the whole cache slice to bf16
+            # every layer-step), then the output projection under autocast as the other linears
+            with torch.autocast("cpu", enabled=False):
+                out = cpu_attend(_BareAttention(attn.scaling), q_AKRd.float(), K[:, :, : t + 1], V[:, :, : t + 1],
+                                 mask_A11T)
+            return attn.o_proj(out)
         return cpu_attend(attn, q_AKRd, K[:, :, : t + 1], V[:, :, : t + 1], mask_A11T)
     return attend(attn, q_AKRd, K[:, :, : t + 1], V[:, :, : t + 1], mask_A11T)
 
@@ -96,12 +106,12 @@ def attend_bmm(attn, q_AKRd, K, V, mask_A11T):
 
 
 CPU_ATTENTION_PATHS = ("sdpa", "matmul")
-_cpu_attention_choice: dict[tuple, str] = {}
+_cpu_attention_choice: dict[tuple, str] = {}   # the path chosen per (K/V dtype, autocast, heads): benchmarks print it
 
 
 def cpu_attention_path(q_AKRd: torch.Tensor, K: torch.Tensor) -> str:
     """"sdpa" or "matmul": the faster CPU decode attention for these heads and this K/V dtype under the current
-    autocast state, timed once a process on a 64-row x 512-key batch (a few ms); ``RECIPE_CPU_ATTENTION=sdpa|matmul``
+    autocast state, timed once a process on a 64-row x 512-key slice of a wider cache (a few ms); ``RECIPE_CPU_ATTENTION=sdpa|matmul``
     fixes it (benchmarks, tests). Both compute the same attention (tests/test_llama_path.py)."""
     forced = os.environ.get("RECIPE_CPU_ATTENTION", "")
     if forced:
@@ -109,29 +119,74 @@ def cpu_attention_path(q_AKRd: torch.Tensor, K: torch.Tensor) -> str:
             raise ValueError(f"RECIPE_CPU_ATTENTION={forced!r}: one of {', '.join(CPU_ATTENTION_PATHS)}")
         return forced
     _, kvh, rep, d = q_AKRd.shape
-    key = (K.dtype, torch.is_autocast_enabled("cpu"), kvh, rep, d)
-    if key not in _cpu_attention_choice:
-        _cpu_attention_choice[key] = _time_cpu_attention(kvh, rep, d, K.dtype)
-    return _cpu_attention_choice[key]
+    times = _cpu_attention_times(kvh, rep, d, K.dtype)
+    choice = _cpu_attention_choice[(K.dtype, torch.is_autocast_enabled("cpu"), kvh, rep, d)] = min(times, key=times.get)
+    return choice
+
+
+_cpu_attention_timed: dict[tuple, dict[str, float]] = {}
+
+
+def model_cpu_kv_dtype(model) -> torch.dtype:
+    """``cpu_kv_dtype`` for this Llama model's heads, timed under bf16 autocast (the state its decode runs in)."""
+    attn = model.model.layers[0].self_attn
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        return cpu_kv_dtype(attn.config.num_key_value_heads, attn.num_key_value_groups, attn.head_dim)
+
+
+def cpu_kv_dtype(kvh: int, rep: int, d: int) -> torch.dtype:
+    """The K/V cache dtype of a CPU decode under bf16 autocast: bf16 or fp32, whichever attends faster on this
+    machine (each with its faster path, timed once a process as ``cpu_attention_path``); ``RECIPE_CPU_KV_DTYPE=
+    bfloat16|float32`` fixes it. bf16 halves the cache's memory and, with AMX, attends fastest; on an AVX512-BF16 CPU
+    without AMX, a bf16 ``bmm`` over 1,000 of a 1,500-column cache's keys (128 rows) took 50 ms a layer against 12 ms in
+    fp32 (the strided slice is what bf16 handles badly there: 10 ms over a contiguous block). The two give slightly different logits:
+    the in-process evaluation backend puts the choice in its sample cache's key (``recipe.eval.backends.hf``)."""
+    forced = os.environ.get("RECIPE_CPU_KV_DTYPE", "")
+    if forced:
+        if forced not in ("bfloat16", "float32"):
+            raise ValueError(f"RECIPE_CPU_KV_DTYPE={forced!r}: bfloat16 or float32")
+        return getattr(torch, forced)
+    best = {dt: min(_cpu_attention_times(kvh, rep, d, dt).values()) for dt in (torch.bfloat16, torch.float32)}
+    return min(best, key=best.get)
+
+
+def _cpu_attention_times(kvh: int, rep: int, d: int, dtype: torch.dtype) -> dict[str, float]:
+    """{path: seconds} for an attention over a ``dtype`` cache, under the current autocast state (an fp32 cache
+    attends with autocast off, as the decode step does); ``RECIPE_CPU_ATTENTION`` leaves only the path it names."""
+    forced = os.environ.get("RECIPE_CPU_ATTENTION", "")
+    if forced:
+        if forced not in CPU_ATTENTION_PATHS:
+            raise ValueError(f"RECIPE_CPU_ATTENTION={forced!r}: one of {', '.join(CPU_ATTENTION_PATHS)}")
+    key = (dtype, torch.is_autocast_enabled("cpu"), kvh, rep, d)
+    if key not in _cpu_attention_timed:
+        _cpu_attention_timed[key] = _time_cpu_attention(kvh, rep, d, dtype)
+    times = _cpu_attention_timed[key]
+    return {forced: times[forced]} if forced else times
 
 
 @torch.no_grad()
-def _time_cpu_attention(kvh: int, rep: int, d: int, dtype: torch.dtype, rows: int = 64, keys: int = 512) -> str:
+def _time_cpu_attention(kvh: int, rep: int, d: int, dtype: torch.dtype, rows: int = 64, keys: int = 512
+                        ) -> dict[str, float]:
     g = torch.Generator().manual_seed(0)
     q = torch.randn(rows, kvh, rep, d, generator=g).to(dtype)
-    K, V = (torch.randn(rows, kvh, keys, d, generator=g).to(dtype) for _ in range(2))
+    # the first ``keys`` columns of a buffer twice as wide: the decode step attends over such a slice of its
+    # preallocated cache, and a bf16 bmm over a strided slice ran 3-5x slower than over a contiguous block on an
+    # AVX512-BF16 CPU without AMX (50 against 10 ms a layer at 128 rows x 1,000 of 1,500 columns; fp32: 12 either way)
+    K, V = (torch.randn(rows, kvh, 2 * keys, d, generator=g).to(dtype)[:, :, :keys] for _ in range(2))
     mask = torch.ones(rows, 1, 1, keys, dtype=torch.bool)
     attn = _BareAttention(d ** -0.5)
     best = {}
-    for path, f in (("sdpa", attend_sdpa), ("matmul", attend_bmm)):
-        f(attn, q, K, V, mask)   # warm-up: first-call allocations
-        times = []
-        for _ in range(3):
-            t0 = time.perf_counter()
-            f(attn, q, K, V, mask)
-            times.append(time.perf_counter() - t0)
-        best[path] = min(times)
-    return min(best, key=best.get)
+    fp32_off = dtype == torch.float32 and torch.is_autocast_enabled("cpu")
+    with torch.autocast("cpu", enabled=False) if fp32_off else contextlib.nullcontext():
+        for path, f in (("sdpa", attend_sdpa), ("matmul", attend_bmm)):
+            f(attn, q, K, V, mask)   # warm-up: first-call allocations
+            times = []
+            for _ in range(3):
+                t0 = time.perf_counter()
+                f(attn, q, K, V, mask)
+                times.append(time.perf_counter() - t0)
+            best[path] = min(times)
+    return best
 
 
 class _BareAttention:
