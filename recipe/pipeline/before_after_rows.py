@@ -155,9 +155,10 @@ def compare_rows(run, cfg, *, start: str | Path | None = None, last: str, if_sui
             adopt_plain_thinking(backend.tokenizer)  # the run's thinking convention, as its checkpoints carry
         name = label if stage is None else stage
         for suite, kind, kw in jobs:
+            answers = AnswerProgress(f"{suite} {name}", emit=progress)
+            backend.on_decode_step = answers.decode_step     # a line between a decode batch's answers
             res = evaluate([suite], out=out / name, backend=backend, thinking=thinking, seed=cfg.run.seed, cfg=cfg,
-                           run_id=run.run_id, stage=stage, progress=AnswerProgress(f"{suite} {name}", emit=progress),
-                           **kw).get(suite, {})
+                           run_id=run.run_id, stage=stage, progress=answers, **kw).get(suite, {})
             if "unavailable" in res:
                 result["unavailable"].append({"suite": suite, "model": label, "stage": stage,
                                               "reason": res["unavailable"]})

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import Callable
 
 import torch
 
@@ -68,7 +69,7 @@ def _unique_prompts(prompts: list[str]) -> tuple[list[str], torch.Tensor]:
 @torch.no_grad()
 def generate(model, tokenizer, prompts: list[str], *, max_new_tokens: int, temperature: float, top_p: float,
              greedy: bool = False, lean_decode: bool = True, static_decode: bool | None = None,
-             check_every: int = 8) -> RolloutBatch:
+             check_every: int = 8, on_step: Callable[[int, int], None] | None = None) -> RolloutBatch:
     """Sample responses with our own cached decoding loop (no Hugging Face ``generate``).
 
     - Prefix sharing: each distinct prompt is prefilled once and its KV / Mamba conv+SSM state is copied to every
@@ -89,11 +90,13 @@ def generate(model, tokenizer, prompts: list[str], *, max_new_tokens: int, tempe
       distribution, other random numbers.
     The output layout equals Hugging Face's: [left-padded prompt | response, pad after <|im_end|>]. The model runs
     on its own device (bf16 autocast on CUDA, ``recipe.train.device``); the returned batch is on the CPU.
+    ``on_step(tokens, live)``: called after each eager decode step with the response tokens so far and the rows
+    still generating (a progress line for long evaluations; the CUDA-graph loop does not call it).
     """
     with autocast(_device(model)):
         return _generate(model, tokenizer, prompts, max_new_tokens=max_new_tokens, temperature=temperature,
                          top_p=top_p, greedy=greedy, lean_decode=lean_decode, static_decode=static_decode,
-                         check_every=check_every)
+                         check_every=check_every, on_step=on_step)
 
 
 def static_decode_by_default(device: torch.device) -> bool:
@@ -109,7 +112,7 @@ def _device(model) -> torch.device:
 
 def _generate(model, tokenizer, prompts: list[str], *, max_new_tokens: int, temperature: float, top_p: float,
               greedy: bool, lean_decode: bool, static_decode: bool | None = None,
-              check_every: int = 8) -> RolloutBatch:
+              check_every: int = 8, on_step: Callable[[int, int], None] | None = None) -> RolloutBatch:
     B = len(prompts)
     dev = _device(model)
     eos, pad = tokenizer.eos_token_id, tokenizer.pad_token_id
@@ -161,6 +164,8 @@ def _generate(model, tokenizer, prompts: list[str], *, max_new_tokens: int, temp
                 active, tok_A = active[keep], tok_A[keep]
                 state.select(keep)
             logits_AV = state.step(tok_A)
+            if on_step is not None:
+                on_step(t + 1, len(active))
     finally:
         if was_training:
             model.train()

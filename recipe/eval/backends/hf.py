@@ -8,7 +8,7 @@ scorers apply the thinking rule themselves. A response that hit ``max_tokens`` b
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 import torch
 
@@ -46,6 +46,9 @@ class HFBackend:
         self.model, self.tokenizer = model, tokenizer
         self.batch_size = batch_size
         self._sha = None
+        # (batch, batches, tokens, cap, live rows) after each decode step of a CPU / eager decode: the long
+        # evaluations' progress line (recipe.eval.answer_progress.AnswerProgress.decode_step)
+        self.on_decode_step: Callable[[int, int, int, int, int], None] | None = None
 
     def describe(self) -> dict:
         if self._sha is None:
@@ -71,12 +74,17 @@ class HFBackend:
         from recipe.train.rollout import generate
         jobs = list(jobs)
         greedy = sampling.temperature == 0.0
-        for i in range(0, len(jobs), self.batch_size):
+        batches = -(-len(jobs) // self.batch_size)
+        for b, i in enumerate(range(0, len(jobs), self.batch_size)):
             chunk = jobs[i:i + self.batch_size]
             torch.manual_seed(chunk[0].seed)
             prompts = [self.render(j.messages, sampling.thinking, j.tools) for j in chunk]
+            hook = self.on_decode_step
+            on_step = None if hook is None else (
+                lambda tokens, live, b=b: hook(b + 1, batches, tokens, sampling.max_tokens, live))
             ro = generate(self.model, self.tokenizer, prompts, max_new_tokens=sampling.max_tokens,
-                          temperature=sampling.temperature or 1.0, top_p=sampling.top_p, greedy=greedy)
+                          temperature=sampling.temperature or 1.0, top_p=sampling.top_p, greedy=greedy,
+                          on_step=on_step)
             n_prompt = (ro.attention_mask_BS - ro.mask_BS.long()).sum(1).tolist()
             n_resp = ro.mask_BS.sum(1).long().tolist()
             for j, text, fin, p, c in zip(chunk, ro.texts, ro.finished_B.tolist(), n_prompt, n_resp):
