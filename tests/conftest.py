@@ -43,6 +43,47 @@ def shared_dir() -> Path:
     return SHARED_DIR
 
 
+def nltk_data_absent() -> str | None:
+    """Why the reference checkers cannot run here, or None: NLTK's data is found neither in ``../shared/nltk_data``
+    nor in the project's or NLTK's folders (a clone outside the workplace, with no network to download it)."""
+    if (SHARED_DIR / "nltk_data").is_dir():
+        return None
+    from recipe.rewards import nltk_data
+    still = nltk_data.missing()
+    return (f"NLTK data {still} not found ({SHARED_DIR / 'nltk_data'} is absent and nothing on NLTK's path holds it): "
+            "the reference IFEval / IFBench checkers need it") if still else None
+
+
+@pytest.fixture(scope="session")
+def nltk_ready() -> None:
+    """Skips the test where the reference checkers' NLTK data is absent (``nltk_data_absent``)."""
+    reason = nltk_data_absent()
+    if reason:
+        pytest.skip(reason)
+
+
+def _skip_where_nltk_data_is_absent():
+    """A test (or its fixtures) that stops on NltkDataMissing is skipped with the reason where the data is absent
+    from this machine (no ``../shared/nltk_data``); where ``../shared`` holds it, the error stays a failure."""
+    from recipe.rewards.nltk_data import NltkDataMissing
+    try:
+        return (yield)
+    except NltkDataMissing as e:
+        if (SHARED_DIR / "nltk_data").is_dir():
+            raise
+        pytest.skip(f"{SHARED_DIR / 'nltk_data'} is absent: {e}")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item):
+    return (yield from _skip_where_nltk_data_is_absent())
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    return (yield from _skip_where_nltk_data_is_absent())
+
+
 @pytest.hookimpl(trylast=True)
 @pytest.fixture
 def empty_nltk_search_path(tmp_path, monkeypatch) -> Path:

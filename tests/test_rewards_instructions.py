@@ -65,7 +65,7 @@ def test_cases_cover_every_id_of_ifeval_and_ours():
 
 
 @pytest.mark.parametrize("iid,kw,good,bad", CASES, ids=[c[0] for c in CASES])
-def test_checker(iid, kw, good, bad):
+def test_checker(iid, kw, good, bad, nltk_ready):
     rec = lambda: {"verifier": {"name": "instruction_following", "instruction_id_list": [iid], "kwargs": [kw]}}  # noqa: E731
     assert verify(rec(), good).details["follow_instruction_list"] == [True], good
     assert verify(rec(), bad).details["follow_instruction_list"] == [False], bad

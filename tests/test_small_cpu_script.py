@@ -22,7 +22,7 @@ THREADS = int(os.environ.get("OMP_NUM_THREADS") or 2)   # 1 under make test (two
 
 
 @pytest.fixture(scope="module")
-def cpu_run(tmp_path_factory):
+def cpu_run(tmp_path_factory, nltk_ready):   # the data phase validates IF prompts with the reference checkers
     folder = smollm2_folder()
     base = tmp_path_factory.mktemp("small-cpu")
     out, runs = base / "out", base / "runs"
