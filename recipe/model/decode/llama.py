@@ -111,17 +111,27 @@ _cpu_attention_choice: dict[tuple, str] = {}   # the path chosen per (K/V dtype,
 
 def cpu_attention_path(q_AKRd: torch.Tensor, K: torch.Tensor) -> str:
     """"sdpa" or "matmul": the faster CPU decode attention for these heads and this K/V dtype under the current
-    autocast state, timed once a process on a 64-row x 512-key slice of a wider cache (a few ms); ``RECIPE_CPU_ATTENTION=sdpa|matmul``
-    fixes it (benchmarks, tests). Both compute the same attention (tests/test_llama_path.py)."""
-    forced = os.environ.get("RECIPE_CPU_ATTENTION", "")
+    autocast state, timed once a process on a 64-row x 512-key slice of a wider cache (a few ms);
+    ``RECIPE_CPU_ATTENTION=sdpa|matmul`` fixes it (benchmarks, tests). Both compute the same attention
+    (tests/test_llama_path.py)."""
+    forced = _forced_cpu_attention()
     if forced:
-        if forced not in CPU_ATTENTION_PATHS:
-            raise ValueError(f"RECIPE_CPU_ATTENTION={forced!r}: one of {', '.join(CPU_ATTENTION_PATHS)}")
         return forced
     _, kvh, rep, d = q_AKRd.shape
-    times = _cpu_attention_times(kvh, rep, d, K.dtype)
-    choice = _cpu_attention_choice[(K.dtype, torch.is_autocast_enabled("cpu"), kvh, rep, d)] = min(times, key=times.get)
+    key = (K.dtype, torch.is_autocast_enabled("cpu"), kvh, rep, d)
+    choice = _cpu_attention_choice.get(key)          # looked up every layer-step: timed only on the first
+    if choice is None:
+        times = _cpu_attention_times(kvh, rep, d, K.dtype)
+        choice = _cpu_attention_choice[key] = min(times, key=times.get)
     return choice
+
+
+def _forced_cpu_attention() -> str:
+    """``RECIPE_CPU_ATTENTION`` (a path of ``CPU_ATTENTION_PATHS``), or "" when unset."""
+    forced = os.environ.get("RECIPE_CPU_ATTENTION", "")
+    if forced and forced not in CPU_ATTENTION_PATHS:
+        raise ValueError(f"RECIPE_CPU_ATTENTION={forced!r}: one of {', '.join(CPU_ATTENTION_PATHS)}")
+    return forced
 
 
 _cpu_attention_timed: dict[tuple, dict[str, float]] = {}
@@ -138,9 +148,10 @@ def cpu_kv_dtype(kvh: int, rep: int, d: int) -> torch.dtype:
     """The K/V cache dtype of a CPU decode under bf16 autocast: bf16 or fp32, whichever attends faster on this
     machine (each with its faster path, timed once a process as ``cpu_attention_path``); ``RECIPE_CPU_KV_DTYPE=
     bfloat16|float32`` fixes it. bf16 halves the cache's memory and, with AMX, attends fastest; on an AVX512-BF16 CPU
-    without AMX, a bf16 ``bmm`` over 1,000 of a 1,500-column cache's keys (128 rows) took 50 ms a layer against 12 ms in
-    fp32 (the strided slice is what bf16 handles badly there: 10 ms over a contiguous block). The two give slightly different logits:
-    the in-process evaluation backend puts the choice in its sample cache's key (``recipe.eval.backends.hf``)."""
+    without AMX, a bf16 ``bmm`` over 1,000 of a 1,500-column cache's keys (128 rows) took 50 ms a layer against 12 ms
+    in fp32 (the strided slice is what bf16 handles badly there: 10 ms over a contiguous block). The two give slightly
+    different logits: the in-process evaluation backend puts the choice in its sample cache's key
+    (``recipe.eval.backends.hf``)."""
     forced = os.environ.get("RECIPE_CPU_KV_DTYPE", "")
     if forced:
         if forced not in ("bfloat16", "float32"):
@@ -153,10 +164,7 @@ def cpu_kv_dtype(kvh: int, rep: int, d: int) -> torch.dtype:
 def _cpu_attention_times(kvh: int, rep: int, d: int, dtype: torch.dtype) -> dict[str, float]:
     """{path: seconds} for an attention over a ``dtype`` cache, under the current autocast state (an fp32 cache
     attends with autocast off, as the decode step does); ``RECIPE_CPU_ATTENTION`` leaves only the path it names."""
-    forced = os.environ.get("RECIPE_CPU_ATTENTION", "")
-    if forced:
-        if forced not in CPU_ATTENTION_PATHS:
-            raise ValueError(f"RECIPE_CPU_ATTENTION={forced!r}: one of {', '.join(CPU_ATTENTION_PATHS)}")
+    forced = _forced_cpu_attention()
     key = (dtype, torch.is_autocast_enabled("cpu"), kvh, rep, d)
     if key not in _cpu_attention_timed:
         _cpu_attention_timed[key] = _time_cpu_attention(kvh, rep, d, dtype)
