@@ -67,3 +67,31 @@ def test_select_repeating_rows_copies():
     state.select(rows)
     _assert_selected(state, ref)
     assert state.keys[0].shape[0] == 7
+
+
+def _prompt_state(A, P, new, seed):
+    """A bucket's state after its prompt: P prompt columns (the last of them real keys), ``new`` columns after."""
+    g = torch.Generator().manual_seed(seed)
+    keys = {0: torch.zeros(A, 2, P + new, 3)}
+    values = {0: torch.zeros(A, 2, P + new, 3)}
+    keys[0][:, :, :P] = torch.randn(A, 2, P, 3, generator=g)
+    values[0][:, :, :P] = torch.randn(A, 2, P, 3, generator=g)
+    mask = torch.zeros(A, P + new, dtype=torch.bool)
+    mask[:, :P] = torch.rand(A, P, generator=g) > 0.2
+    return DecodeRows(None, {0: torch.randn(A, 4, generator=g)}, {}, keys, values, mask, P)
+
+
+def test_concat_of_prompt_only_states_with_new_columns_equals_concat_of_full_width_states():
+    """A prefill's buckets hold their prompts only and the join adds the columns for the new tokens: the joined
+    state equals the join of buckets built at full width (left-padded keys, each row's own position)."""
+    new = 5
+    shapes = [(3, 7), (2, 4), (4, 9)]    # (rows, prompt width) of three buckets
+    full = DecodeRows.concat([_prompt_state(A, P, new, s) for s, (A, P) in enumerate(shapes)])
+    lean = DecodeRows.concat([_prompt_state(A, P, 0, s) for s, (A, P) in enumerate(shapes)], new_columns=new)
+    assert lean.pos == full.pos == 9 and lean.keys[0].shape == full.keys[0].shape == (9, 2, 9 + new, 3)
+    for a, b in ((lean.keys[0], full.keys[0]), (lean.values[0], full.values[0]), (lean.conv[0], full.conv[0]),
+                 (lean.key_mask_AL, full.key_mask_AL), (lean.row_pos_A, full.row_pos_A)):
+        assert torch.equal(a, b)
+    assert torch.equal(lean.row_pos_A, torch.tensor([7] * 3 + [4] * 2 + [9] * 4))
+    assert not lean.key_mask_AL[3:5, :5].any()       # the 4-column bucket's keys sit in columns 5-8
+    assert torch.equal(lean.keys[0][3:5, :, 5:9], _prompt_state(2, 4, 0, 1).keys[0])

@@ -228,14 +228,18 @@ def prefill_in_buckets(model, input_ids_US, attention_mask_US, max_new_tokens: i
                           overhead_tokens=overhead_tokens)   # planned on the CPU, as sequence_logprobs does
     state_cls = lean_decode_state(model)
     states, logits, order = [], [], []
+    # several buckets: each state holds its prompt only; the columns for the new tokens come once, in the join
+    bucket_new_tokens = max_new_tokens if len(plan) == 1 else 0
     for part_rows, lo, _hi in plan:
         part_rows = part_rows.to(input_ids_US.device)
         ids, attn = input_ids_US[part_rows, lo:], attention_mask_US[part_rows, lo:]
         out = model(input_ids=ids, attention_mask=attn, use_cache=True, logits_to_keep=1)
-        states.append(state_cls.from_hf_cache(model, out.cache, attn, max_new_tokens))
+        states.append(state_cls.from_hf_cache(model, out.cache, attn, bucket_new_tokens))
         logits.append(out.logits[:, -1].float())
         order.append(part_rows)
-    state = state_cls.concat(states) if len(states) > 1 else states[0]
+        del out
+    state = state_cls.concat(states, new_columns=max_new_tokens) if len(states) > 1 else states[0]
+    del states
     pick = torch.argsort(torch.cat(order))          # input row -> row of the joined state
     if rows is not None:
         pick = pick[rows]

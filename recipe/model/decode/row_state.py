@@ -15,11 +15,19 @@ from __future__ import annotations
 import torch
 
 
-def _left_pad(t: torch.Tensor, shift: int, dim: int, width: int) -> torch.Tensor:
-    """``t`` with ``shift`` zero columns prepended along ``dim``, cut to ``width`` columns."""
-    pad = list(t.shape)
-    pad[dim] = shift
-    return torch.cat([t.new_zeros(pad), t], dim).narrow(dim, 0, width)
+def _join_left_padded(parts: list[torch.Tensor], shifts: list[int], dim: int, width: int) -> torch.Tensor:
+    """The rows of ``parts`` stacked into one tensor of ``width`` columns along ``dim``, each part's columns moved
+    ``shift`` to the right (zeros before them, cut at ``width``). Allocated once and written in place: joining a
+    128-row IFEval batch's K/V this way holds the joined buffer beside the parts, not also a padded copy of each."""
+    shape = list(parts[0].shape)
+    shape[0], shape[dim] = sum(p.shape[0] for p in parts), width
+    out = parts[0].new_zeros(shape)
+    r = 0
+    for p, shift in zip(parts, shifts):
+        n = min(p.shape[dim], width - shift)
+        out[r:r + p.shape[0]].narrow(dim, shift, n).copy_(p.narrow(dim, 0, n))
+        r += p.shape[0]
+    return out
 
 
 def compacting_order(done_A: torch.Tensor) -> torch.Tensor:
@@ -63,18 +71,21 @@ class DecodeRows:
         return buf
 
     @classmethod
-    def concat(cls, states: list["DecodeRows"]):
+    def concat(cls, states: list["DecodeRows"], new_columns: int = 0):
         """Rows of several states (prefilled at different prompt widths) in one state: each state's keys are
         left-padded (masked) so that the next token lands in the same column for every row; each row keeps its own
-        position."""
+        position. ``new_columns``: columns added for the tokens to come, so that states built with none (a
+        prefill's buckets: ``from_hf_cache(..., 0)``) hold only their prompts until the one joined buffer exists
+        (at 128 rows x 1,280 new tokens in fp32 a full-width buffer is ~9 GB; a buffer per bucket and then their
+        join held two)."""
         pos = max(s.pos for s in states)
-        width = pos + min(s.key_mask_AL.shape[1] - s.pos for s in states)
+        width = pos + min(s.key_mask_AL.shape[1] - s.pos for s in states) + new_columns
+        shifts = [pos - s.pos for s in states]
         conv = {i: torch.cat([s.conv[i] for s in states]) for i in states[0].conv}
         ssm = {i: torch.cat([s.ssm[i] for s in states]) for i in states[0].ssm}
-        keys = {i: torch.cat([_left_pad(s.keys[i], pos - s.pos, 2, width) for s in states]) for i in states[0].keys}
-        values = {i: torch.cat([_left_pad(s.values[i], pos - s.pos, 2, width) for s in states])
-                  for i in states[0].values}
-        mask = torch.cat([_left_pad(s.key_mask_AL, pos - s.pos, 1, width) for s in states])
+        keys = {i: _join_left_padded([s.keys[i] for s in states], shifts, 2, width) for i in states[0].keys}
+        values = {i: _join_left_padded([s.values[i] for s in states], shifts, 2, width) for i in states[0].values}
+        mask = _join_left_padded([s.key_mask_AL for s in states], shifts, 1, width)
         return cls(states[0].model, conv, ssm, keys, values, mask, pos, torch.cat([s.row_pos_A for s in states]))
 
     def select(self, rows: torch.Tensor) -> None:
