@@ -91,6 +91,35 @@ def test_swe_edit_is_the_broken_line_unless_that_line_is_not_unique():
     assert lines > 1400 and whole >= 1
 
 
+def test_swe_reference_edit_fixes_every_repository_and_drawn_inputs_give_many_issues():
+    """The agent's reference edit (``old`` -> ``new``, the stripped lines, replaced where ``old`` occurs once) turns
+    the broken file into one that passes every hidden test; with drawn test inputs and constants up to 29 the
+    generator makes hundreds of distinct issues (57 with the three fixed inputs and constants 2-9), and every
+    function/bug kind among them, so held-out issues share their kind with training ones."""
+    import random
+    import re
+
+    from recipe.domains.swe_domain import FUNCS, generate_repo, reference_trajectory
+    _, spec = _spec(swe_max_constant=29, swe_drawn_inputs=True)
+    issues, kinds = set(), set()
+    for seed in range(600):
+        repo = generate_repo(random.Random(seed), spec)
+        (_, args, _), = [t for t in reference_trajectory(repo) if t[0] == "edit_file"]
+        text = repo["files"][repo["path"]]
+        assert text.count(args["old"]) == 1
+        ns: dict = {}
+        exec(text.replace(args["old"], args["new"]), ns)  # our own generated code
+        tests = repo["tests"]["test_repo.py"].split("\n", 1)[1]   # without the module import
+        exec(tests, ns)
+        for name in [n for n in ns if n.startswith("test_")]:
+            ns[name]()
+        issues.add(repo["issue"])
+        kinds.add((repo["function"], re.sub(r"(?<=[-+*,] )\d+", "K", repo["bug"])))   # k, not is_even's 2 and 3
+    assert len(issues) > 300 and len(kinds) == sum(len(f[2]) for f in FUNCS.values())
+    _, fixed = _spec(swe_max_constant=9, swe_drawn_inputs=False)
+    assert len({generate_repo(random.Random(s), fixed)["issue"] for s in range(600)}) < 60
+
+
 def test_long_context_documents_range_in_facts_and_sft_reads_a_short_copy():
     """Documents carry between long_context_min_people and long_context_people facts (one fact: a one-hop question
     about the only code in the document); the record's SFT rendering is the same facts and question in a document

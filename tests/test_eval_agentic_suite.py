@@ -59,8 +59,8 @@ class ReadEditTestSubmit:
     @staticmethod
     def _fix(broken: str, fn: str, arg: str, want: str) -> str:
         from recipe.domains.swe_domain import FUNCS
-        sig, good, bads, _ = FUNCS[fn]
-        for k in range(2, 11):  # the constant the repository's tests expect: the one that gives `want` on `arg`
+        sig, good, _bads = FUNCS[fn][:3]
+        for k in range(2, 100):  # the constant the repository's tests expect: the one that gives `want` on `arg`
             body = good.format(k=k, k1=k + 1)
             if eval(f"(lambda {sig}: {body})({arg})") == eval(want):  # noqa: S307 - this test's own literals
                 return f"return {body}"

@@ -86,6 +86,11 @@ class TinyDomainSpec(StrictSection):
                                    "(this - 1) distinct tasks).")
     code_tests: int = Field(5, ge=1, description="code: hidden unit tests per task.")
     swe_functions: int = Field(3, ge=1, le=8, description="swe: functions in the repository's file.")
+    swe_max_constant: int = Field(9, ge=2, description="swe / swe_agentic: largest constant k of a repository's "
+                                  "functions.")
+    swe_drawn_inputs: bool = Field(False, description="swe / swe_agentic: the hidden tests' inputs are drawn per "
+                                   "repository (distinct issues per function/bug kind grow from 57 to thousands) "
+                                   "instead of each function's three fixed ones.")
     sandbox_time_limit_s: float = Field(2.0, gt=0, description="code/swe: CPU-time limit of one hidden-test run.")
     generators: dict[str, Literal["if_registry"]] = Field(
         default_factory=dict, description="Per-domain generator other than the domain's tiny one: "

@@ -18,16 +18,33 @@ import random
 from recipe.config.schema import TinyDomainSpec
 from recipe.domains.example import Example
 
-# name -> (signature, correct body, buggy bodies, test inputs); bodies use {k}
+# name -> (signature, correct body, buggy bodies, fixed test inputs, test input drawer); bodies use {k} (and {k1} =
+# k + 1). A repository's hidden tests call each function on its three fixed inputs, or (``swe_drawn_inputs``) on three
+# drawn per repository. With the fixed inputs and constants 2-9 the generator makes 57 distinct issues, and the
+# functions without a constant give one issue per bug: held out once, that function/bug kind never trains (seed 0:
+# 7 of its 12 agentic report issues). Drawn inputs and constants up to ``swe_max_constant`` 29 give hundreds of issues
+# and every kind on both sides of the split (docs/EVIDENCE.md, "Agentic SWE").
+def _ints(lo: int, hi: int):
+    return lambda rng, k_max: str(rng.randint(lo, hi + k_max))
+
+
+def _int_list(shortest: int):
+    return lambda rng, k_max: str([rng.randint(0, 9) for _ in range(rng.randint(shortest, 4))])
+
+
+def _word(rng, k_max) -> str:
+    return repr("".join(rng.choice("abxyz") for _ in range(rng.randint(1, 3))))
+
+
 FUNCS = {
-    "scale": ("x", "x * {k}", ("x + {k}", "x * {k1}"), ("3", "5", "-2")),
-    "shift": ("x", "x + {k}", ("x - {k}", "x + {k1}"), ("0", "7", "-4")),
-    "cap": ("x", "min(x, {k})", ("max(x, {k})", "min(x, {k1})"), ("1", "20", "-3")),
-    "floor0": ("x", "max(x, 0)", ("min(x, 0)", "max(x, 1)"), ("4", "-5", "0")),
-    "is_even": ("x", "x % 2 == 0", ("x % 2 == 1", "x % 3 == 0"), ("2", "3", "6")),
-    "head": ("xs", "xs[0]", ("xs[-1]", "xs[1]"), ("[4, 1, 2]", "[9, 8]", "[0, 5, 7]")),
-    "total": ("xs", "sum(xs)", ("sum(xs) - 1", "len(xs)"), ("[1, 2, 3]", "[5]", "[2, 2]")),
-    "twice": ("s", "s + s", ("s", "s + s + s"), ("'ab'", "'x'", "'hey'")),
+    "scale": ("x", "x * {k}", ("x + {k}", "x * {k1}"), ("3", "5", "-2"), _ints(-9, 0)),
+    "shift": ("x", "x + {k}", ("x - {k}", "x + {k1}"), ("0", "7", "-4"), _ints(-9, 0)),
+    "cap": ("x", "min(x, {k})", ("max(x, {k})", "min(x, {k1})"), ("1", "20", "-3"), _ints(-9, 10)),
+    "floor0": ("x", "max(x, 0)", ("min(x, 0)", "max(x, 1)"), ("4", "-5", "0"), _ints(-20, 0)),
+    "is_even": ("x", "x % 2 == 0", ("x % 2 == 1", "x % 3 == 0"), ("2", "3", "6"), _ints(0, 0)),
+    "head": ("xs", "xs[0]", ("xs[-1]", "xs[1]"), ("[4, 1, 2]", "[9, 8]", "[0, 5, 7]"), _int_list(2)),
+    "total": ("xs", "sum(xs)", ("sum(xs) - 1", "len(xs)"), ("[1, 2, 3]", "[5]", "[2, 2]"), _int_list(1)),
+    "twice": ("s", "s + s", ("s", "s + s + s"), ("'ab'", "'x'", "'hey'"), _word),
 }
 MODULES = ("mathops", "util", "core", "helpers")
 
@@ -40,7 +57,7 @@ def generate_repo(rng: random.Random, spec: TinyDomainSpec) -> dict:
     """One repository: {"files", "tests", "path", "issue", "buggy", "fixed", "function"}. buggy/fixed: the smallest
     unique edit, the broken ``return`` line and its fix (the whole function when that line is not unique)."""
     names = rng.sample(sorted(FUNCS), spec.swe_functions)
-    consts = {n: rng.randint(2, 9) for n in names}
+    consts = {n: rng.randint(2, spec.swe_max_constant) for n in names}
     target = rng.choice(names)
     module = rng.choice(MODULES)
     k = consts[target]
@@ -54,9 +71,10 @@ def generate_repo(rng: random.Random, spec: TinyDomainSpec) -> dict:
     bad_ns: dict = {}
     exec("".join(src.values()), bad_ns)
     path = f"{module}.py"
+    inputs = {n: _test_inputs(rng, spec, n, good_ns[n], bad_ns[n] if n == target else None) for n in names}
     tests, issue_arg = [f"from {module} import {', '.join(names)}", ""], None
     for n in names:
-        for i, arg in enumerate(FUNCS[n][3]):
+        for i, arg in enumerate(inputs[n]):
             want = good_ns[n](eval(arg))  # noqa: S307 - literal test inputs of this module
             tests += [f"def test_{n}_{i}():", f"    assert {n}({arg}) == {want!r}", ""]
             if n == target and issue_arg is None and bad_ns[n](eval(arg)) != want:  # noqa: S307
@@ -70,7 +88,25 @@ def generate_repo(rng: random.Random, spec: TinyDomainSpec) -> dict:
     if files[path].count(buggy) != 1:  # the broken line also occurs elsewhere: the edit names the whole function
         buggy, fixed = _func_src(target, bad), _func_src(target, good)
     return {"files": files, "tests": {"test_repo.py": "\n".join(tests)}, "path": path, "issue": issue,
-            "buggy": buggy, "fixed": fixed, "function": target, "bug": _func_src(target, bad)}
+            "buggy": buggy, "fixed": fixed, "function": target, "bug": _func_src(target, bad),
+            "fix": _func_src(target, good)}
+
+
+def _test_inputs(rng: random.Random, spec: TinyDomainSpec, name: str, good, bad) -> list[str]:
+    """The hidden tests' inputs of one function: its three fixed ones, or (``swe_drawn_inputs``) three distinct drawn
+    ones, drawn again until the broken function ``bad`` (the target's) fails on one of them."""
+    if not spec.swe_drawn_inputs:
+        return list(FUNCS[name][3])
+    draw = FUNCS[name][4]
+    for _ in range(200):
+        args: list[str] = []
+        while len(args) < 3:
+            a = draw(rng, spec.swe_max_constant)
+            if a not in args:
+                args.append(a)
+        if bad is None or any(bad(eval(a)) != good(eval(a)) for a in args):  # noqa: S307 - our own literals
+            return args
+    raise ValueError(f"swe: no drawn inputs of {name} show its bug")
 
 
 def search_replace(path: str, old: str, new: str) -> str:
@@ -138,9 +174,14 @@ def reference_trajectory(repo: dict) -> list[tuple[str, dict, str]]:
     submit. The responses are those ``recipe.train.agentic_rollouts`` produces for these actions. Every argument comes from
     the issue or from an earlier tool response (the issue does not name the file: listing finds it), and the loop
     is as short as that allows (``run_tests`` stays a tool the policy may call; the reward runs the tests anyway)."""
+    old, new = repo["buggy"].strip(), repo["fixed"].strip()
+    if repo["files"][repo["path"]].count(old) != 1:
+        # the stripped line also occurs inside another line (``return s`` in ``return sum(xs)``, ``return x + 2`` in
+        # ``return x + 29``): the editor replaces only a unique ``old``, so the edit names the whole function
+        old, new = repo["bug"].strip(), repo["fix"].strip()
     return [("list_files", {}, "\n".join(sorted(repo["files"]))),
             ("read_file", {"path": repo["path"]}, repo["files"][repo["path"]]),
-            ("edit_file", {"path": repo["path"], "old": repo["buggy"].strip(), "new": repo["fixed"].strip()}, "edited"),
+            ("edit_file", {"path": repo["path"], "old": old, "new": new}, "edited"),
             ("submit", {}, "")]
 
 
