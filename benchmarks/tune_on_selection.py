@@ -13,8 +13,9 @@ the pooled result. Nothing is written into the runs (each trial trains in a temp
   over seeds (target (c) for chat, and what it costs the others).
 - ``--stage rlhf_branch``: the RLHF teacher, RLHF from the SFT checkpoint (KL to it); the same paired changes (a
   chat teacher that does not beat its student's input on chat pulls MOPD's chat down, target (d)).
-- ``--stage if_rl`` / ``--stage multi_domain_rl``: the stage from its input checkpoint; the same paired changes,
-  plus one pooled line over the stage's own domains (targets (a) and (b): MCQA + tool calls pooled).
+- ``--stage if_rl`` / ``--stage multi_domain_rl``: the stage from its input checkpoint; the same paired changes of
+  every domain (target (j): the domains the stage does not train), plus one pooled line over the stage's own
+  domains (targets (a) and (b): MCQA + tool calls pooled).
 
 One setting is chosen for all seeds; the tiny profile's comments cite the run of this script behind each value.
 """
@@ -60,8 +61,9 @@ def main() -> None:
             run = RunDir.for_id(f"tiny-seed{seed}")
             splits = load_splits(run, cfg)
             scfg = cfg.stage(a.stage)
-            # MOPD's domains; for RLHF every domain, since its cost lands outside MOPD's (code, long context, SWE)
-            doms = list(cfg.domains.names) if a.stage in ("rlhf", "rlhf_branch") else list(cfg.mopd.domains)
+            # MOPD's domains; for the RL stages every domain, since their cost lands outside MOPD's (code, long
+            # context, SWE: target (j), what multi-domain RL does to the domains it does not train)
+            doms = list(cfg.mopd.domains) if a.stage == "mopd" else list(cfg.domains.names)
 
             def scores(model, tok, domains):
                 rows = validate_samples(model, tok, splits, domains, cfg.evaluation, split="select", seed=seed)
