@@ -182,7 +182,7 @@ def print_claims(run: RunDir, claims: list[dict], console: Console) -> None:
         return
     seed = read_json(run.run_json_path, {}).get("seed")
     console.print(f"README's claims on this run ({'seed ' + str(seed) if seed is not None else run.run_id}; report "
-                  "split, 95% CI; README pools three seeds):", soft_wrap=True)
+                  "split, 95% CI; README pools six seeds):", soft_wrap=True)
     for row in claims:
         console.print(f"  {claim_line(row)}", soft_wrap=True, highlight=False)
     by_target: dict[str, list] = {}
