@@ -54,8 +54,9 @@ def _func_src(name: str, body: str) -> str:
 
 
 def generate_repo(rng: random.Random, spec: TinyDomainSpec) -> dict:
-    """One repository: {"files", "tests", "path", "issue", "buggy", "fixed", "function"}. buggy/fixed: the smallest
-    unique edit, the broken ``return`` line and its fix (the whole function when that line is not unique)."""
+    """One repository: {"files", "tests", "path", "issue", "buggy", "fixed", "agent_edit", "function", "bug"}.
+    buggy/fixed: the smallest unique edit, the broken ``return`` line and its fix (the whole function when that line
+    is not unique); agent_edit: the agent's (old, new), unique as a substring; bug: the broken function."""
     names = rng.sample(sorted(FUNCS), spec.swe_functions)
     consts = {n: rng.randint(2, spec.swe_max_constant) for n in names}
     target = rng.choice(names)
@@ -87,9 +88,15 @@ def generate_repo(rng: random.Random, spec: TinyDomainSpec) -> dict:
     buggy, fixed = f"    return {bad}\n", f"    return {good}\n"
     if files[path].count(buggy) != 1:  # the broken line also occurs elsewhere: the edit names the whole function
         buggy, fixed = _func_src(target, bad), _func_src(target, good)
+    # the agent's edit_file(old, new): the stripped lines, unless the stripped line also occurs inside another line
+    # (``return s`` in ``return sum(xs)``, ``return x + 2`` in ``return x + 29``): the editor replaces only a unique
+    # ``old``, so the edit then names the whole function
+    agent_edit = (buggy.strip(), fixed.strip())
+    if files[path].count(agent_edit[0]) != 1:
+        agent_edit = (_func_src(target, bad).strip(), _func_src(target, good).strip())
     return {"files": files, "tests": {"test_repo.py": "\n".join(tests)}, "path": path, "issue": issue,
-            "buggy": buggy, "fixed": fixed, "function": target, "bug": _func_src(target, bad),
-            "fix": _func_src(target, good)}
+            "buggy": buggy, "fixed": fixed, "agent_edit": agent_edit, "function": target,
+            "bug": _func_src(target, bad)}
 
 
 def _test_inputs(rng: random.Random, spec: TinyDomainSpec, name: str, good, bad) -> list[str]:
@@ -174,11 +181,7 @@ def reference_trajectory(repo: dict) -> list[tuple[str, dict, str]]:
     submit. The responses are those ``recipe.train.agentic_rollouts`` produces for these actions. Every argument comes from
     the issue or from an earlier tool response (the issue does not name the file: listing finds it), and the loop
     is as short as that allows (``run_tests`` stays a tool the policy may call; the reward runs the tests anyway)."""
-    old, new = repo["buggy"].strip(), repo["fixed"].strip()
-    if repo["files"][repo["path"]].count(old) != 1:
-        # the stripped line also occurs inside another line (``return s`` in ``return sum(xs)``, ``return x + 2`` in
-        # ``return x + 29``): the editor replaces only a unique ``old``, so the edit names the whole function
-        old, new = repo["bug"].strip(), repo["fix"].strip()
+    old, new = repo["agent_edit"]
     return [("list_files", {}, "\n".join(sorted(repo["files"]))),
             ("read_file", {"path": repo["path"]}, repo["files"][repo["path"]]),
             ("edit_file", {"path": repo["path"], "old": old, "new": new}, "edited"),
