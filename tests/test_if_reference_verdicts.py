@@ -42,3 +42,15 @@ def test_project_verdict_is_the_reference_verdict(r):
     record = {"verifier": {"name": "instruction_following", "instruction_id_list": [r["instruction_id"]],
                            "kwargs": [r["kwargs"]], "prompt": r["prompt"]}}
     assert verify(record, r["response"]).details["follow_instruction_list"] == [r["reference_strict"]]
+
+
+def test_undetectable_language_is_followed_and_logs_a_short_line(caplog):
+    """IFEval's language check counts an answer langdetect cannot read as followed (the reference rule) and logs it:
+    with the answer cut to a short prefix, not hundreds of lines of a degenerate ``**`` answer."""
+    answer = "\n".join(["**"] * 400)
+    build = registry()["language:response_language"].build
+    with caplog.at_level("ERROR"):
+        assert build({"language": "en"}, "Answer in English.")(answer)
+    lines = [r.getMessage() for r in caplog.records if "Unable to detect language" in r.getMessage()]
+    assert lines, "the reference's log line is kept"
+    assert all(len(m) < 300 and "(1199 characters)" in m for m in lines)

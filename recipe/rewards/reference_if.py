@@ -34,6 +34,7 @@ import functools
 import importlib
 import importlib.util
 import io
+import logging
 import random
 import sys
 import types
@@ -157,6 +158,23 @@ def global_random(seed: int):
         random.setstate(state)
 
 
+class ShortAnswerInLog(logging.Filter):
+    """The IFEval reference logs "Unable to detect language for text %s" with the whole answer when langdetect finds
+    no language (and counts the instruction as followed, which stays the rule). A degenerate answer of hundreds of
+    ``**`` lines then fills hundreds of lines of a run's log; the record keeps the message, with the answer cut to
+    its first ``keep`` characters and its length."""
+
+    def __init__(self, keep: int = 60):
+        super().__init__()
+        self.keep = keep
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if isinstance(args, tuple) and args and isinstance(args[0], str) and len(args[0]) > self.keep:
+            record.args = (f"{args[0][:self.keep]!r}... ({len(args[0])} characters)", *args[1:])
+        return True
+
+
 def _official(cls: type, iid: str, keep: Callable[[Any], bool]):
     def build(kwargs: dict, prompt: str) -> Callable[[str], bool]:
         instruction = cls(iid)
@@ -195,6 +213,9 @@ def registry() -> dict[str, InstructionSource]:
     for name in ("ifbench.instructions", "ifbench.instructions_util", "lm_eval.tasks.ifeval.instructions_util"):
         sys.modules[name].nltk = local
     langdetect.DetectorFactory.seed = LANGDETECT_SEED
+    log = logging.getLogger(ifeval.__name__.rsplit(".", 1)[0] + ".instructions")
+    if not any(isinstance(f, ShortAnswerInLog) for f in log.filters):
+        log.addFilter(ShortAnswerInLog())
 
     from recipe.rewards.if_own_checkers import OWN_CHECKERS
 
