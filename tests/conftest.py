@@ -10,6 +10,7 @@ exists it is put first on ``NLTK_DATA`` (inherited by the subprocesses tests sta
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,9 @@ SHARED_DIR = Path(os.environ.get("RECIPE_SHARED_DIR", PROJECT_ROOT.parent / "sha
 # The product reads benchmark files from a mirror only when told (benchmarks.mirror or $RECIPE_BENCHMARK_MIRROR);
 # the tests tell it where the genuine fixtures are, from the same lookup that the shared_dir fixture skips on, so a
 # test that needs them and the code it runs can never disagree about whether they exist.
+# per-machine choices the product stores (recipe.model.decode.llama.kv_dtype_store) go to a folder of the test
+# session, not the user's ~/.cache; subprocesses inherit it
+os.environ.setdefault("RECIPE_MACHINE_CACHE", tempfile.mkdtemp(prefix="recipe-machine-cache-"))
 if (SHARED_DIR / "fixtures").is_dir():
     os.environ.setdefault("RECIPE_BENCHMARK_MIRROR", str(SHARED_DIR))
 if (SHARED_DIR / "nltk_data").is_dir():

@@ -24,8 +24,12 @@ tests/test_llama_path.py.
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import os
+import platform
 import time
+from pathlib import Path
 
 import torch
 
@@ -146,7 +150,7 @@ def model_cpu_kv_dtype(model) -> torch.dtype:
 
 def cpu_kv_dtype(kvh: int, rep: int, d: int) -> torch.dtype:
     """The K/V cache dtype of a CPU decode under bf16 autocast: bf16 or fp32, whichever attends faster on this
-    machine (each with its faster path, timed once a process as ``cpu_attention_path``); ``RECIPE_CPU_KV_DTYPE=
+    machine (each with its faster path, timed as ``cpu_attention_path`` once per machine: ``kv_dtype_store``); ``RECIPE_CPU_KV_DTYPE=
     bfloat16|float32`` fixes it. bf16 halves the cache's memory and, with AMX, attends fastest; on an AVX512-BF16 CPU
     without AMX, a bf16 ``bmm`` over 1,000 of a 1,500-column cache's keys (128 rows) took 50 ms a layer against 12 ms
     in fp32 (the strided slice is what bf16 handles badly there: 10 ms over a contiguous block). The two give slightly
@@ -157,8 +161,61 @@ def cpu_kv_dtype(kvh: int, rep: int, d: int) -> torch.dtype:
         if forced not in ("bfloat16", "float32"):
             raise ValueError(f"RECIPE_CPU_KV_DTYPE={forced!r}: bfloat16 or float32")
         return getattr(torch, forced)
+    key = f"{_cpu_signature()} torch {torch.__version__} heads {kvh}x{rep}x{d}"
+    stored = _stored_kv_dtypes().get(key)
+    if stored in ("bfloat16", "float32"):
+        return getattr(torch, stored)
     best = {dt: min(_cpu_attention_times(kvh, rep, d, dt).values()) for dt in (torch.bfloat16, torch.float32)}
-    return min(best, key=best.get)
+    choice = min(best, key=best.get)
+    _store_kv_dtype(key, str(choice).removeprefix("torch."))
+    return choice
+
+
+def kv_dtype_store() -> Path:
+    """Where the timed K/V dtype is kept per machine: ``$RECIPE_MACHINE_CACHE`` (default ``~/.cache/recipe``)
+    ``/cpu_kv_dtype.json``. Timed once a process, the choice flipped between two processes when bf16 and fp32 ran
+    close or the machine was loaded, and the evaluation's sample cache keys on it: a re-run of IFEval then generated
+    again instead of reusing its answers. Kept per machine, every later process decodes with the first choice."""
+    return Path(os.environ.get("RECIPE_MACHINE_CACHE") or Path.home() / ".cache" / "recipe") / "cpu_kv_dtype.json"
+
+
+def _cpu_signature() -> str:
+    """The CPU's model name and flags (what decides which dtype attends faster), hashed."""
+    try:
+        lines = Path("/proc/cpuinfo").read_text().splitlines()
+    except OSError:
+        lines = []
+    first = {}
+    for line in lines:
+        k, _, v = line.partition(":")
+        first.setdefault(k.strip(), v.strip())
+    text = f"{first.get('model name', platform.processor())}|{first.get('flags', '')}|{platform.machine()}"
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _stored_kv_dtypes() -> dict:
+    try:
+        data = json.loads(kv_dtype_store().read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _store_kv_dtype(key: str, dtype: str) -> None:
+    """Add ``key -> dtype`` unless another process stored one first (its choice wins); a store that cannot be
+    written leaves the choice per process, as before."""
+    path = kv_dtype_store()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data = _stored_kv_dtypes()
+        if key in data:
+            return
+        data[key] = dtype
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data, indent=1, sort_keys=True))
+        os.replace(tmp, path)
+    except OSError:
+        pass
 
 
 def _cpu_attention_times(kvh: int, rep: int, d: int, dtype: torch.dtype) -> dict[str, float]:
