@@ -17,12 +17,12 @@ import pytest
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DIR = Path(os.environ.get("RECIPE_SHARED_DIR", PROJECT_ROOT.parent / "shared"))
-# The product reads benchmark files from a mirror only when told (benchmarks.mirror or $RECIPE_BENCHMARK_MIRROR);
-# the tests tell it where the genuine fixtures are, from the same lookup that the shared_dir fixture skips on, so a
-# test that needs them and the code it runs can never disagree about whether they exist.
 # per-machine choices the product stores (recipe.model.decode.llama.kv_dtype_store) go to a folder of the test
 # session, not the user's ~/.cache; subprocesses inherit it
 os.environ.setdefault("RECIPE_MACHINE_CACHE", tempfile.mkdtemp(prefix="recipe-machine-cache-"))
+# The product reads benchmark files from a mirror only when told (benchmarks.mirror or $RECIPE_BENCHMARK_MIRROR);
+# the tests tell it where the genuine fixtures are, from the same lookup that the shared_dir fixture skips on, so a
+# test that needs them and the code it runs can never disagree about whether they exist.
 if (SHARED_DIR / "fixtures").is_dir():
     os.environ.setdefault("RECIPE_BENCHMARK_MIRROR", str(SHARED_DIR))
 if (SHARED_DIR / "nltk_data").is_dir():

@@ -117,12 +117,14 @@ def test_cpu_kv_dtype_is_the_faster_timed_one_and_can_be_fixed(monkeypatch, tmp_
     monkeypatch.delenv("RECIPE_CPU_KV_DTYPE", raising=False)
     monkeypatch.delenv("RECIPE_CPU_ATTENTION", raising=False)
     monkeypatch.setenv("RECIPE_MACHINE_CACHE", str(tmp_path / "a"))
+    monkeypatch.setattr(lean_llama, "_kv_dtype_chosen", {})
     fake = {torch.bfloat16: {"sdpa": 3.0, "matmul": 2.0}, torch.float32: {"sdpa": 1.5, "matmul": 4.0}}
     monkeypatch.setattr(lean_llama, "_cpu_attention_timed", {})
     monkeypatch.setattr(lean_llama, "_time_cpu_attention", lambda kvh, rep, d, dtype: fake[dtype])
     assert lean_llama.cpu_kv_dtype(3, 3, 8) == torch.float32           # fp32's best path (1.5) beats bf16's (2.0)
     fake[torch.bfloat16]["matmul"] = 1.0
     monkeypatch.setattr(lean_llama, "_cpu_attention_timed", {})       # a later process on the same machine:
+    monkeypatch.setattr(lean_llama, "_kv_dtype_chosen", {})
     assert lean_llama.cpu_kv_dtype(3, 3, 8) == torch.float32           # the stored choice, though bf16 now times faster
     assert lean_llama.cpu_kv_dtype(3, 3, 16) == torch.bfloat16         # other heads: timed and stored apart
     monkeypatch.setenv("RECIPE_MACHINE_CACHE", str(tmp_path / "b"))    # another machine's store (none yet): timed

@@ -24,6 +24,7 @@ tests/test_llama_path.py.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -150,7 +151,8 @@ def model_cpu_kv_dtype(model) -> torch.dtype:
 
 def cpu_kv_dtype(kvh: int, rep: int, d: int) -> torch.dtype:
     """The K/V cache dtype of a CPU decode under bf16 autocast: bf16 or fp32, whichever attends faster on this
-    machine (each with its faster path, timed as ``cpu_attention_path`` once per machine: ``kv_dtype_store``); ``RECIPE_CPU_KV_DTYPE=
+    machine (each with its faster path, timed as
+    ``cpu_attention_path``, once per machine: ``kv_dtype_store``); ``RECIPE_CPU_KV_DTYPE=
     bfloat16|float32`` fixes it. bf16 halves the cache's memory and, with AMX, attends fastest; on an AVX512-BF16 CPU
     without AMX, a bf16 ``bmm`` over 1,000 of a 1,500-column cache's keys (128 rows) took 50 ms a layer against 12 ms
     in fp32 (the strided slice is what bf16 handles badly there: 10 ms over a contiguous block). The two give slightly
@@ -161,31 +163,41 @@ def cpu_kv_dtype(kvh: int, rep: int, d: int) -> torch.dtype:
         if forced not in ("bfloat16", "float32"):
             raise ValueError(f"RECIPE_CPU_KV_DTYPE={forced!r}: bfloat16 or float32")
         return getattr(torch, forced)
+    store = kv_dtype_store()
     key = f"{_cpu_signature()} torch {torch.__version__} heads {kvh}x{rep}x{d}"
-    stored = _stored_kv_dtypes().get(key)
-    if stored in ("bfloat16", "float32"):
-        return getattr(torch, stored)
-    best = {dt: min(_cpu_attention_times(kvh, rep, d, dt).values()) for dt in (torch.bfloat16, torch.float32)}
-    choice = min(best, key=best.get)
-    _store_kv_dtype(key, str(choice).removeprefix("torch."))
-    return choice
+    if (store, key) not in _kv_dtype_chosen:   # called for every decode batch: the store is read once a process
+        stored = _stored_kv_dtypes(store).get(key)
+        if stored in ("bfloat16", "float32"):
+            _kv_dtype_chosen[store, key] = getattr(torch, stored)
+        else:
+            best = {dt: min(_cpu_attention_times(kvh, rep, d, dt).values()) for dt in (torch.bfloat16, torch.float32)}
+            _kv_dtype_chosen[store, key] = _store_kv_dtype(store, key, min(best, key=best.get))
+    return _kv_dtype_chosen[store, key]
+
+
+_kv_dtype_chosen: dict[tuple[Path, str], torch.dtype] = {}
 
 
 def kv_dtype_store() -> Path:
-    """Where the timed K/V dtype is kept per machine: ``$RECIPE_MACHINE_CACHE`` (default ``~/.cache/recipe``)
-    ``/cpu_kv_dtype.json``. Timed once a process, the choice flipped between two processes when bf16 and fp32 ran
-    close or the machine was loaded, and the evaluation's sample cache keys on it: a re-run of IFEval then generated
-    again instead of reusing its answers. Kept per machine, every later process decodes with the first choice."""
-    return Path(os.environ.get("RECIPE_MACHINE_CACHE") or Path.home() / ".cache" / "recipe") / "cpu_kv_dtype.json"
+    """Where the timed K/V dtype is kept per machine: ``$RECIPE_MACHINE_CACHE`` (default
+    ``$XDG_CACHE_HOME/nemotron-cascade2-recipe``, as NLTK's data) ``/cpu_kv_dtype.json``. Timed once a process, the
+    choice flipped between two processes when bf16 and fp32 ran close or the machine was loaded, and the evaluation's
+    sample cache keys on it: a re-run of IFEval then generated again instead of reusing its answers. Kept per
+    machine, every later process decodes with the first choice; delete the file to time again."""
+    env = os.environ.get("RECIPE_MACHINE_CACHE")
+    base = Path(env).expanduser() if env else \
+        Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "nemotron-cascade2-recipe"
+    return base / "cpu_kv_dtype.json"
 
 
+@functools.cache
 def _cpu_signature() -> str:
     """The CPU's model name and flags (what decides which dtype attends faster), hashed."""
     try:
         lines = Path("/proc/cpuinfo").read_text().splitlines()
     except OSError:
         lines = []
-    first = {}
+    first: dict[str, str] = {}
     for line in lines:
         k, _, v = line.partition(":")
         first.setdefault(k.strip(), v.strip())
@@ -193,29 +205,26 @@ def _cpu_signature() -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def _stored_kv_dtypes() -> dict:
+def _stored_kv_dtypes(store: Path) -> dict:
     try:
-        data = json.loads(kv_dtype_store().read_text())
+        data = json.loads(store.read_text())
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
 
 
-def _store_kv_dtype(key: str, dtype: str) -> None:
-    """Add ``key -> dtype`` unless another process stored one first (its choice wins); a store that cannot be
-    written leaves the choice per process, as before."""
-    path = kv_dtype_store()
+def _store_kv_dtype(store: Path, key: str, dtype: torch.dtype) -> torch.dtype:
+    """Add ``key -> dtype`` and return the dtype to use: another process's choice stored first wins; a store that
+    cannot be written leaves the choice to this process."""
+    from recipe.runs.layout import write_json_atomic
+    data = _stored_kv_dtypes(store)
+    if data.get(key) in ("bfloat16", "float32"):
+        return getattr(torch, data[key])
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        data = _stored_kv_dtypes()
-        if key in data:
-            return
-        data[key] = dtype
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data, indent=1, sort_keys=True))
-        os.replace(tmp, path)
+        write_json_atomic(store, {**data, key: str(dtype).removeprefix("torch.")})
     except OSError:
         pass
+    return dtype
 
 
 def _cpu_attention_times(kvh: int, rep: int, d: int, dtype: torch.dtype) -> dict[str, float]:
