@@ -83,6 +83,9 @@ def test_the_cpu_sets_give_every_value_a_reason_and_train_if_rl_from_the_importe
     rl = cfg.if_rl
     assert rl.mode == "instruct" and rl.if_grading == "fraction" and not cfg.evaluation.thinking
     assert rl.prompts_per_step * rl.generations_per_prompt == 64 and rl.max_response_tokens == 256
+    # the set's other DEVIATION: at a 256-token cap a cut answer is graded as written and masked, not rewarded 0
+    assert not rl.overlong_reward_zero and rl.overlong_filtering
+    assert cfg.rlhf.overlong_filtering == load_config("small").rlhf.overlong_filtering   # only IF-RL's rule changes
     assert cfg.run.train_micro_batch_size == 4 and cfg.run.logprob_batch_size == 8   # the small profile's defaults
     assert not cfg.benchmarks.eval_phase.thinking and cfg.benchmarks.compare_to_start.stages == ["if_rl"]
     smoke = load_config("small", ["@small-cpu", "@small-cpu-smoke"])
