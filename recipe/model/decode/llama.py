@@ -160,15 +160,15 @@ def cpu_kv_dtype(kvh: int, rep: int, d: int) -> torch.dtype:
     (``recipe.eval.backends.hf``)."""
     forced = os.environ.get("RECIPE_CPU_KV_DTYPE", "")
     if forced:
-        if forced not in ("bfloat16", "float32"):
+        if forced not in _KV_DTYPES:
             raise ValueError(f"RECIPE_CPU_KV_DTYPE={forced!r}: bfloat16 or float32")
-        return getattr(torch, forced)
+        return _KV_DTYPES[forced]
     store = kv_dtype_store()
     key = f"{_cpu_signature()} torch {torch.__version__} heads {kvh}x{rep}x{d}"
     if (store, key) not in _kv_dtype_chosen:   # called for every decode batch: the store is read once a process
         stored = _stored_kv_dtypes(store).get(key)
-        if stored in ("bfloat16", "float32"):
-            _kv_dtype_chosen[store, key] = getattr(torch, stored)
+        if stored in _KV_DTYPES:
+            _kv_dtype_chosen[store, key] = _KV_DTYPES[stored]
         else:
             best = {dt: min(_cpu_attention_times(kvh, rep, d, dt).values()) for dt in (torch.bfloat16, torch.float32)}
             _kv_dtype_chosen[store, key] = _store_kv_dtype(store, key, min(best, key=best.get))
@@ -176,6 +176,7 @@ def cpu_kv_dtype(kvh: int, rep: int, d: int) -> torch.dtype:
 
 
 _kv_dtype_chosen: dict[tuple[Path, str], torch.dtype] = {}
+_KV_DTYPES = {"bfloat16": torch.bfloat16, "float32": torch.float32}   # the names RECIPE_CPU_KV_DTYPE and the store use
 
 
 def kv_dtype_store() -> Path:
@@ -218,8 +219,8 @@ def _store_kv_dtype(store: Path, key: str, dtype: torch.dtype) -> torch.dtype:
     cannot be written leaves the choice to this process."""
     from recipe.runs.layout import write_json_atomic
     data = _stored_kv_dtypes(store)
-    if data.get(key) in ("bfloat16", "float32"):
-        return getattr(torch, data[key])
+    if data.get(key) in _KV_DTYPES:
+        return _KV_DTYPES[data[key]]
     try:
         write_json_atomic(store, {**data, key: str(dtype).removeprefix("torch.")})
     except OSError:
