@@ -62,6 +62,31 @@ def test_opd_advantage_is_detached_teacher_minus_student():
     assert adv.tolist() == [[0.5, 0.0]] and not adv.requires_grad
 
 
+def test_opd_discount_charges_a_token_for_the_log_ratios_after_it():
+    # log-ratios (teacher - student) 1, -2, 4 on three answer tokens, then padding the mask leaves out
+    train = torch.tensor([[-1.0, -1.0, -5.0, -0.3]])
+    teacher = torch.tensor([[0.0, -3.0, -1.0, -9.0]])
+    mask = torch.tensor([[1.0, 1.0, 1.0, 0.0]])
+
+    def adv(g):
+        return get_estimator("opd").compute_advantage(AdvantageInputs(
+            rewards_B=None, group_ids_B=None, mask_BS=mask, train_logprobs_BS=train, teacher_logprobs_BS=teacher,
+            discount=g)).tolist()
+
+    assert adv(0.0) == [[1.0, -2.0, 4.0, 0.0]]                       # Eq. 2: each token its own
+    assert adv(1.0) == [[3.0, 2.0, 4.0, 0.0]]                        # the whole rest of the answer
+    assert adv(0.5) == [[1.0 - 1.0 + 1.0, -2.0 + 2.0, 4.0, 0.0]]     # 1 + 0.5*(-2) + 0.25*4
+
+
+def test_opd_discount_is_refused_on_the_cluster():
+    from recipe.cluster import keymap
+    from recipe.config import load_config
+    rule = next(r for r in keymap.FIELD_MAP if r.field == "kl_discount")
+    assert rule.values(load_config("paper").mopd) == {}
+    with pytest.raises(ValueError, match="kl_discount=0.5"):
+        rule.values(load_config("paper", ["mopd.kl_discount=0.5"]).mopd)
+
+
 def test_mopd_loss_importance_mask_and_per_sequence_mean():
     # sequence 0: 3 valid tokens, ratios exp(0)=1, exp(1)=2.72 (masked out), exp(-0.5)=0.61 (kept)
     # sequence 1: 1 valid token + padding, ratio 1

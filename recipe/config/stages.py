@@ -142,6 +142,10 @@ class MOPDConfig(RLStageConfig):
     importance_mask_high: float = Field(2.0, gt=0, description="Tokens with pi_train/pi_inf above this get weight 0.")
     loss_normalization: Literal["per_sequence", "token_level"] = Field(
         "per_sequence", description="Eq. 4 per-sequence token mean, or the replication's batch-global mean.")
+    kl_discount: float = Field(
+        0.0, ge=0, le=1, description="0: the paper's Eq. 2, each token's advantage is its own log-ratio. > 0: the "
+        "discounted sum of the log-ratios from that token to the answer's end, so a token that leads into text the "
+        "teacher would not write carries that cost (tinker-cookbook's kl_discount_factor).")
     teacher_routing: dict[str, str] = Field(
         default_factory=dict,
         description="domain -> teacher slot. A slot is 'best:<domain-group>' (best validation checkpoint for "

@@ -6,7 +6,10 @@ response mask). Picked by name from ``ESTIMATORS``; unknown names raise.
   token of response i. Baseline = plain group mean (not leave-one-out); std = population std of the group.
   Groups with zero std give A = 0 (and are removed earlier by dynamic filtering when it is on).
 - ``opd`` (MOPD, paper §4.4 Eq. 2, RECIPE.md §6): a_t = log pi_teacher(y_t|s_t) - log pi_train(y_t|s_t) on the
-  sampled token only, detached (stop-gradient). The teacher is chosen per example by its domain.
+  sampled token only, detached (stop-gradient). The teacher is chosen per example by its domain. With a discount
+  g > 0 (``mopd.kl_discount``), a_t = sum_{t' >= t} g^(t'-t) (log pi_teacher - log pi_train)(y_t'): the gradient of
+  the whole answer's reverse KL when g = 1, where Eq. 2 charges a token only for itself and not for the text it
+  leads into (e.g. not stopping where the teacher would).
 """
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ class AdvantageInputs:
     mask_BS: torch.Tensor                   # [B, S] 1 on trained response tokens
     train_logprobs_BS: torch.Tensor | None = None    # [B, S] log pi_train(y_t) (opd)
     teacher_logprobs_BS: torch.Tensor | None = None  # [B, S] log pi_teacher(y_t) (opd)
+    discount: float = 0.0                            # opd: 0 = Eq. 2 (each token's own log-ratio)
 
 
 class AdvantageEstimator(Protocol):
@@ -52,7 +56,20 @@ class OPDAdvantage:
     def compute_advantage(self, inp: AdvantageInputs) -> torch.Tensor:
         if inp.train_logprobs_BS is None or inp.teacher_logprobs_BS is None:
             raise ValueError("opd needs train_logprobs_BS and teacher_logprobs_BS")
-        return (inp.teacher_logprobs_BS - inp.train_logprobs_BS).detach() * inp.mask_BS
+        a_BS = (inp.teacher_logprobs_BS - inp.train_logprobs_BS).detach() * inp.mask_BS
+        if inp.discount > 0:
+            a_BS = discounted_to_go(a_BS, inp.discount) * inp.mask_BS
+        return a_BS
+
+
+def discounted_to_go(x_BS: torch.Tensor, g: float) -> torch.Tensor:
+    """out[:, t] = sum_{t' >= t} g^(t'-t) x[:, t'] (a reverse scan over the columns; masked entries of x are 0)."""
+    out = torch.zeros_like(x_BS)
+    acc = torch.zeros_like(x_BS[:, 0])
+    for t in range(x_BS.shape[1] - 1, -1, -1):
+        acc = x_BS[:, t] + g * acc
+        out[:, t] = acc
+    return out
 
 
 ESTIMATORS: dict[str, type] = {"grpo": GRPOAdvantage, "opd": OPDAdvantage}

@@ -136,7 +136,8 @@ def policy_loss(model, scfg: RLStageConfig, ids, attn, m_BS, inf_BS, *, adv_B=No
         teacher_BS[r.to(dev)] = logprobs_in_passes(teacher, ids[r], attn[r], m_BS[r], T, logprob_batch,
                                                    on_device=True).to(dev)
     adv_BS = get_estimator(scfg.advantage_estimator).compute_advantage(AdvantageInputs(
-        rewards_B=None, group_ids_B=None, mask_BS=mask_dev, train_logprobs_BS=lp_BS, teacher_logprobs_BS=teacher_BS))
+        rewards_B=None, group_ids_B=None, mask_BS=mask_dev, train_logprobs_BS=lp_BS, teacher_logprobs_BS=teacher_BS,
+        discount=getattr(scfg, "kl_discount", 0.0)))
     inf_dev = inf_BS.to(dev, non_blocking=True)
     loss, metrics = mopd_loss(lp_BS, inf_dev, adv_BS, mask_dev, low=scfg.importance_mask_low,
                               high=scfg.importance_mask_high, normalization=scfg.loss_normalization,
