@@ -207,6 +207,46 @@ def _params(model) -> dict:
     return {n: p.detach().clone() for n, p in model.named_parameters()}
 
 
+def test_mopd_teacher_term_uses_whole_distributions_at_the_response_tokens(llama):
+    # sequence_logprobs(dists=True) in length buckets = one padded forward's log-softmax at the response tokens;
+    # policy_loss with mopd.forward_kl_coef adds coef x the per-sequence mean of KL(teacher || student) over them
+    from recipe.config import load_config
+    from recipe.train.losses import masked_mean
+    from recipe.train.rl import policy_loss
+    from recipe.train.rl_rules import teacher_rows
+    model, tok = llama
+    teacher = copy.deepcopy(model).eval()
+    with torch.no_grad():
+        teacher.lm_head.weight.mul_(3.0)
+    ro = _batch(model, tok, 3)
+    ids, attn, m = ro.input_ids_BS, ro.attention_mask_BS, ro.mask_BS
+    r, c = m.bool().nonzero(as_tuple=True)
+
+    def padded(net):
+        with torch.no_grad(), autocast(next(net.parameters()).device):
+            logits = net(input_ids=ids, attention_mask=attn, use_cache=False).logits.float()
+        return torch.log_softmax(logits[r.to(logits.device), (c - 1).to(logits.device)], -1).cpu()
+
+    with torch.no_grad():
+        lp_BS, s_NV = sequence_logprobs(model, ids, attn, m, dists=True)
+    assert torch.allclose(s_NV.cpu(), padded(model), atol=_atol(model))
+    assert torch.allclose(s_NV.cpu().gather(-1, ids[r, c][:, None]).squeeze(-1), lp_BS.cpu()[r, c], atol=1e-6)
+
+    domains = ["mcqa"] * ids.shape[0]
+    routed = teacher_rows(domains, {"mcqa": teacher})
+    plain = load_config("tiny", ["mopd.forward_kl_coef=0"]).mopd
+    with_term = load_config("tiny", ["mopd.forward_kl_coef=0.5"]).mopd
+    args = (model, plain, ids, attn, m, ro.inf_logprobs_BS)
+    base, _ = policy_loss(*args, teacher_rows=routed)
+    total, metrics = policy_loss(model, with_term, ids, attn, m, ro.inf_logprobs_BS, teacher_rows=routed)
+    t_NV, s_NV = padded(teacher), padded(model)
+    kl_BS = torch.zeros(m.shape)
+    kl_BS[r, c] = (t_NV.exp() * (t_NV - s_NV)).sum(-1)
+    expected = masked_mean(kl_BS, m)
+    assert metrics["forward_kl"] == pytest.approx(float(expected), rel=1e-3, abs=_atol(model))
+    assert float((total - base).detach()) == pytest.approx(0.5 * float(expected), rel=1e-3, abs=_atol(model))
+
+
 def test_one_grpo_step_moves_parameters_and_lowers_the_batch_loss(llama):
     model = copy.deepcopy(llama[0])
     tok = llama[1]

@@ -168,3 +168,35 @@ def test_inverse_cdf_sampler_matches_the_distribution():
     draws = sample_inverse_cdf(probs, torch.rand(len(probs)))
     freq = torch.bincount(draws, minlength=4).float() / len(draws)
     assert freq[1] == 0 and torch.allclose(freq, probs[0], atol=0.015)
+
+
+def _mopd_logit_step(coef: float) -> torch.Tensor:
+    """The change MOPD's loss asks of one position's logits when the student writes a token the teacher never
+    would and gives the teacher's token almost nothing: tokens 0 = the teacher's ('}' after '\\boxed{D'),
+    1 = the student's ('\\n'), 2 = the student's runner-up (a token from another domain, 'return'), 3-5 rest.
+    On-policy, the batch holds what the student samples: its own token, every time."""
+    from recipe.train.losses import masked_mean, teacher_forward_kl
+    teacher_V = torch.log_softmax(torch.tensor([9.0, -2.0, -6.0, -4.0, -4.0, -4.0]), -1)
+    z_V = torch.tensor([-6.0, 6.0, 0.0, -2.0, -2.0, -2.0], requires_grad=True)
+    lp_V = torch.log_softmax(z_V, -1)
+    tok = torch.full((8,), 1)
+    train, mask = lp_V[tok][:, None], torch.ones(8, 1)
+    adv = get_estimator("opd").compute_advantage(AdvantageInputs(
+        rewards_B=None, group_ids_B=None, mask_BS=mask, train_logprobs_BS=train, teacher_logprobs_BS=teacher_V[tok][:, None]))
+    loss, _ = mopd_loss(train, train.detach(), adv, mask)
+    if coef:
+        loss = loss + coef * masked_mean(teacher_forward_kl(lp_V.expand(8, -1), teacher_V.expand(8, -1))[:, None], mask)
+    loss.backward()
+    return -z_V.grad     # the direction a gradient step moves the logits
+
+
+def test_mopd_raises_the_teachers_token_where_the_student_never_samples_it():
+    # The sampled-token estimator (Eq. 2) alone pushes the student's token down and hands the mass to its own
+    # runner-up: 'return' rises ~400x more than '}', which is how MOPD wrote '\boxed{Dreturn x + 9' on an MCQA
+    # student whose multi-domain RL had collapsed onto 'B' (docs/EVIDENCE.md). The profile's teacher term raises
+    # the teacher's token most.
+    from recipe.config import load_config
+    paper_step = _mopd_logit_step(0.0)
+    assert paper_step[2] > 100 * paper_step[0] > 0
+    step = _mopd_logit_step(load_config("tiny").mopd.forward_kl_coef)
+    assert int(step.argmax()) == 0 and step[0] > step[2]

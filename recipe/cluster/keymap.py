@@ -9,9 +9,9 @@ where it is written, and Nano-3 numerics settings NEMO_RL.md §8 requires.
 
 Fields with no NeMo-RL key are listed in ``NOT_NEMO_RL_KEYS`` with the reason (e.g. ``domains`` select Gym
 environments in ``recipe.cluster.gym``); fields NeMo-RL v0.7.0 cannot express are refused or reported as
-deviations (``entropy_coef`` and ``mopd.kl_discount`` must be 0; ``prompt_mask_max_reward`` needs a Gym-side
-mask). A test checks that every field of the stage schemas appears in exactly one of these places, so a new field
-cannot be forgotten.
+deviations (``entropy_coef``, ``mopd.kl_discount`` and ``mopd.forward_kl_coef`` must be 0;
+``prompt_mask_max_reward`` needs a Gym-side mask). A test checks that every field of the stage schemas appears in
+exactly one of these places, so a new field cannot be forgotten.
 """
 from __future__ import annotations
 
@@ -117,6 +117,13 @@ def _kl_discount(v, _):
     return {}
 
 
+def _forward_kl(v, _):
+    if v:
+        raise ValueError(f"mopd.forward_kl_coef={v}: NeMo-RL v0.7.0's opd loss is the paper's sampled-token reverse KL "
+                         "alone (Eq. 4). Set it to 0 for the cluster backend.")
+    return {}
+
+
 def _token_level(v, _):
     # MOPD: Eq. 4 per-sequence token mean = token_level_loss false; the replication's batch-global = true.
     return v == "token_level"
@@ -176,6 +183,7 @@ FIELD_MAP: tuple[Rule, ...] = (
     Rule("importance_mask_high", ("loss_fn.truncated_importance_sampling_ratio",), kinds=("mopd",)),
     Rule("loss_normalization", ("loss_fn.token_level_loss",), _token_level, kinds=("mopd",)),
     Rule("kl_discount", (), _kl_discount, kinds=("mopd",)),
+    Rule("forward_kl_coef", (), _forward_kl, kinds=("mopd",)),
 )
 
 # Fields that are not NeMo-RL keys, and where they go instead.

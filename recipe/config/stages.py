@@ -146,6 +146,10 @@ class MOPDConfig(RLStageConfig):
         0.0, ge=0, le=1, description="0: the paper's Eq. 2, each token's advantage is its own log-ratio. > 0: the "
         "discounted sum of the log-ratios from that token to the answer's end, so a token that leads into text the "
         "teacher would not write carries that cost (tinker-cookbook's kl_discount_factor).")
+    forward_kl_coef: float = Field(
+        0.0, ge=0, description="0: the paper's Eq. 4, the sampled-token reverse KL alone. > 0: plus this times the "
+        "teacher's whole-vocabulary KL(teacher || student) at each response token the student wrote, which raises "
+        "the token the teacher would write even where the student never samples it.")
     teacher_routing: dict[str, str] = Field(
         default_factory=dict,
         description="domain -> teacher slot. A slot is 'best:<domain-group>' (best validation checkpoint for "

@@ -41,24 +41,36 @@ def grpo_loss(logprobs_BS, advantages_BS, mask_BS, *, ref_logprobs_BS=None, kl_c
     return loss, metrics
 
 
+def masked_mean(per_token_BS, mask_BS, normalization: str = "per_sequence", normalizer: int | None = None):
+    """MOPD's mean of a per-token quantity: per sequence (each row's token mean, then the mean over rows; Eq. 4) or
+    over all tokens (token_level); ``normalizer`` replaces the row / token count when these rows are one
+    micro-batch of a larger batch."""
+    if normalization == "per_sequence":
+        n_B = mask_BS.sum(dim=1)
+        keep_B = n_B > 0
+        if not keep_B.any():
+            return per_token_BS.sum() * 0
+        seq_B = per_token_BS.sum(dim=1)[keep_B] / n_B[keep_B]
+        return seq_B.mean() if normalizer is None else seq_B.sum() / max(1, normalizer)
+    if normalization == "token_level":
+        return per_token_BS.sum() / (mask_BS.sum().clamp(min=1) if normalizer is None else max(1, normalizer))
+    raise ValueError(f"unknown loss_normalization {normalization!r}: per_sequence or token_level")
+
+
+def teacher_forward_kl(student_lp_NV, teacher_lp_NV):
+    """KL(teacher || student) at each of N positions over the whole vocabulary: sum_v p_T(v) (log p_T(v) - log
+    p_S(v)). Its gradient raises the tokens the teacher would write, whether or not the student sampled them (the
+    sampled-token estimator of Eq. 2 can only lower or raise the token that was drawn)."""
+    return (teacher_lp_NV.exp() * (teacher_lp_NV - student_lp_NV)).sum(-1)
+
+
 def mopd_loss(train_logprobs_BS, inf_logprobs_BS, advantages_BS, mask_BS, *, low: float = 0.5, high: float = 2.0,
               normalization: str = "per_sequence", normalizer: int | None = None):
     ratio_BS = torch.exp(train_logprobs_BS.detach() - inf_logprobs_BS)
     in_band_BS = ((ratio_BS >= low) & (ratio_BS <= high)).float() * mask_BS
     w_BS = ratio_BS * in_band_BS
     per_token_BS = w_BS * advantages_BS.detach() * train_logprobs_BS * mask_BS
-    if normalization == "per_sequence":
-        n_B = mask_BS.sum(dim=1)
-        keep_B = n_B > 0
-        seq_B = per_token_BS.sum(dim=1)[keep_B] / n_B[keep_B]
-        if not keep_B.any():
-            loss = per_token_BS.sum() * 0
-        else:
-            loss = -seq_B.mean() if normalizer is None else -seq_B.sum() / max(1, normalizer)
-    elif normalization == "token_level":
-        loss = -per_token_BS.sum() / (mask_BS.sum().clamp(min=1) if normalizer is None else max(1, normalizer))
-    else:
-        raise ValueError(f"unknown loss_normalization {normalization!r}: per_sequence or token_level")
+    loss = -masked_mean(per_token_BS, mask_BS, normalization, normalizer)
     n = mask_BS.sum().clamp(min=1)
     return loss, {"loss": loss.item(), "masked_frac": 1 - (in_band_BS.sum() / n).item(),
                   "ratio_mean": ((ratio_BS * mask_BS).sum() / n).item(),

@@ -32,11 +32,12 @@ from recipe.runs.teachers import candidate_dir
 from recipe.train import rl_rules as rules
 from recipe.train.advantages import AdvantageInputs, get_estimator
 from recipe.train.context import StageContext
-from recipe.train.losses import grpo_loss, mopd_loss
+from recipe.train.losses import grpo_loss, masked_mean, mopd_loss, teacher_forward_kl
 from recipe.train.micro_batches import accumulate_gradients, logprobs_in_passes, loss_normalizer, trim_columns
 from recipe.train.optimizer import adamw
 from recipe.train.progress import progress_bar
-from recipe.train.rollout import RolloutBatch, generate, record_thinking, render_prompt, sequence_logprobs
+from recipe.train.rollout import (RolloutBatch, generate, record_thinking, render_prompt, response_positions,
+                                  sequence_logprobs)
 from recipe.train.schedule import lr_at
 from recipe.train.state import SaveClock, resume_step, save_state, step_seed
 
@@ -121,7 +122,11 @@ def policy_loss(model, scfg: RLStageConfig, ids, attn, m_BS, inf_BS, *, adv_B=No
     these rows are one micro-batch of it (``recipe.train.micro_batches``); ``logprob_batch``: rows a reference or
     teacher pass runs at once."""
     T = scfg.temperature
-    lp_BS = sequence_logprobs(model, ids, attn, m_BS, T, on_device=True)
+    fkl_coef = getattr(scfg, "forward_kl_coef", 0.0)
+    if fkl_coef > 0:   # and the whole distribution at each response token (the teacher term needs it)
+        lp_BS, student_NV = sequence_logprobs(model, ids, attn, m_BS, T, on_device=True, dists=True)
+    else:
+        lp_BS = sequence_logprobs(model, ids, attn, m_BS, T, on_device=True)
     dev = lp_BS.device
     mask_dev = m_BS.to(dev, non_blocking=True)
     if scfg.advantage_estimator == "grpo":
@@ -131,10 +136,19 @@ def policy_loss(model, scfg: RLStageConfig, ids, attn, m_BS, inf_BS, *, adv_B=No
             ref_BS = logprobs_in_passes(ref_model, ids, attn, m_BS, T, logprob_batch, on_device=True).to(dev)
         return grpo_loss(lp_BS, adv_BS, mask_dev, ref_logprobs_BS=ref_BS, kl_coef=scfg.kl_coef, normalizer=normalizer)
     teacher_BS = torch.zeros_like(lp_BS)
+    teacher_NV = student_NV.new_empty(student_NV.shape) if fkl_coef > 0 else None
+    position_BS = response_positions(m_BS) if fkl_coef > 0 else None
     for teacher, rows in teacher_rows:
         r = torch.tensor(rows)
-        teacher_BS[r.to(dev)] = logprobs_in_passes(teacher, ids[r], attn[r], m_BS[r], T, logprob_batch,
-                                                   on_device=True).to(dev)
+        if fkl_coef > 0:   # one pass over the teacher's rows (logprob_batch is not applied to this term)
+            with torch.no_grad():
+                t_BS, t_NV = sequence_logprobs(teacher, ids[r], attn[r], m_BS[r], T, on_device=True, dists=True)
+            teacher_BS[r.to(dev)] = t_BS.to(dev)
+            rr, cc = m_BS[r].bool().nonzero(as_tuple=True)
+            teacher_NV[position_BS[r[rr], cc].to(dev)] = t_NV
+        else:
+            teacher_BS[r.to(dev)] = logprobs_in_passes(teacher, ids[r], attn[r], m_BS[r], T, logprob_batch,
+                                                       on_device=True).to(dev)
     adv_BS = get_estimator(scfg.advantage_estimator).compute_advantage(AdvantageInputs(
         rewards_B=None, group_ids_B=None, mask_BS=mask_dev, train_logprobs_BS=lp_BS, teacher_logprobs_BS=teacher_BS,
         discount=getattr(scfg, "kl_discount", 0.0)))
@@ -142,6 +156,14 @@ def policy_loss(model, scfg: RLStageConfig, ids, attn, m_BS, inf_BS, *, adv_B=No
     loss, metrics = mopd_loss(lp_BS, inf_dev, adv_BS, mask_dev, low=scfg.importance_mask_low,
                               high=scfg.importance_mask_high, normalization=scfg.loss_normalization,
                               normalizer=normalizer)
+    if fkl_coef > 0:
+        fkl_BS = torch.zeros_like(lp_BS)
+        r_idx, c_idx = m_BS.bool().nonzero(as_tuple=True)
+        fkl_BS[r_idx.to(dev), c_idx.to(dev)] = teacher_forward_kl(student_NV, teacher_NV)
+        fkl = masked_mean(fkl_BS, mask_dev, scfg.loss_normalization, normalizer)
+        loss = loss + fkl_coef * fkl
+        metrics["forward_kl"] = float(fkl.detach()) if normalizer is None else float(masked_mean(
+            fkl_BS.detach(), mask_dev, scfg.loss_normalization))
     if domains_B is not None:
         metrics.update(rules.opd_domain_sums(domains_B, lp_BS.detach(), teacher_BS, inf_dev, mask_dev,
                                              low=scfg.importance_mask_low, high=scfg.importance_mask_high))

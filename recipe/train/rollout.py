@@ -249,7 +249,7 @@ def prefill_in_buckets(model, input_ids_US, attention_mask_US, max_new_tokens: i
 
 
 def sequence_logprobs(model, input_ids_BS, attention_mask_BS, mask_BS=None, temperature: float = 1.0, *,
-                      on_device: bool = False) -> torch.Tensor:
+                      on_device: bool = False, dists: bool = False):
     """log p(token_t | tokens_<t), aligned to positions ([B, S], position 0 = 0), from logits / ``temperature``.
 
     ``temperature``: the sampling temperature of the rollouts being scored, so that the trainer's log-probs are
@@ -261,6 +261,10 @@ def sequence_logprobs(model, input_ids_BS, attention_mask_BS, mask_BS=None, temp
     lengths run in length buckets, each trimmed to its own columns (:func:`length_buckets`), and rows that repeat
     the same prompt (a GRPO group's G samples) share one prompt forward (:func:`_hidden_states`). Both are exact:
     the same values and gradients as one padded forward.
+
+    ``dists`` (with ``mask_BS``): also return the whole distribution at each masked position, [N, V] with N =
+    ``mask_BS.sum()`` in the row-major order of ``mask_BS.nonzero()`` (MOPD's teacher term,
+    ``mopd.forward_kl_coef``, needs the teacher's whole distribution, not only the sampled token's log-prob).
     """
     if mask_BS is None:
         logits = model(input_ids=input_ids_BS, attention_mask=attention_mask_BS, use_cache=False).logits
@@ -273,15 +277,33 @@ def sequence_logprobs(model, input_ids_BS, attention_mask_BS, mask_BS=None, temp
     dev = _device(model)
     input_ids_BS, attention_mask_BS, mask_BS = (t.cpu() for t in (input_ids_BS, attention_mask_BS, mask_BS))
     out = torch.zeros(input_ids_BS.shape, dtype=torch.float32, device=dev if on_device else "cpu")
+    position_BS = response_positions(mask_BS) if dists else None
+    dists_NV = None
     for rows, lo, hi in length_buckets(input_ids_BS, attention_mask_BS, mask_BS):
         ids, attn, mask = (t[rows, lo:hi] for t in (input_ids_BS, attention_mask_BS, mask_BS))
         r_idx, c_idx = mask[:, 1:].bool().nonzero(as_tuple=True)
         with autocast(dev):
             hidden_BSH = _hidden_states(model, ids, attn, mask, dev)
             logits_NV = model.lm_head(hidden_BSH[_to(r_idx, dev), _to(c_idx, dev)]).float() / temperature
-        lp_N = torch.log_softmax(logits_NV, -1).gather(-1, _to(ids[:, 1:][r_idx, c_idx], dev)[:, None]).squeeze(-1)
+        all_NV = torch.log_softmax(logits_NV, -1)
+        lp_N = all_NV.gather(-1, _to(ids[:, 1:][r_idx, c_idx], dev)[:, None]).squeeze(-1)
         out[_to(rows[r_idx], out.device), _to(lo + 1 + c_idx, out.device)] = lp_N.to(out.device)
+        if dists:
+            if dists_NV is None:
+                dists_NV = all_NV.new_zeros(int(mask_BS.sum()), all_NV.shape[-1])
+            dists_NV = dists_NV.index_put((_to(position_BS[rows[r_idx], lo + 1 + c_idx], dev),), all_NV)
+    if dists:
+        return out, dists_NV
     return out
+
+
+def response_positions(mask_BS: torch.Tensor) -> torch.Tensor:
+    """[B, S] -> the index of each masked position in the row-major order of ``mask_BS.nonzero()`` (-1 elsewhere):
+    where ``sequence_logprobs(..., dists=True)`` puts that position's distribution."""
+    idx = torch.full(mask_BS.shape, -1, dtype=torch.long)
+    r_idx, c_idx = mask_BS.cpu().bool().nonzero(as_tuple=True)
+    idx[r_idx, c_idx] = torch.arange(len(r_idx))
+    return idx
 
 
 def _to(t: torch.Tensor, dev: torch.device) -> torch.Tensor:
