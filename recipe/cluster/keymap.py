@@ -103,25 +103,20 @@ def _dynamic(v, max_rounds=RELEASE_DYNAMIC_SAMPLING_MAX_GEN_BATCHES, multiplier=
     return out
 
 
-def _entropy(v, _):
-    if v:
-        raise ValueError(f"entropy_coef={v}: NeMo-RL v0.7.0 has no entropy bonus; the paper uses none (RECIPE.md §5). "
-                         "Set it to 0 for the cluster backend.")
-    return {}
+def _must_be_zero(name: str, why: str) -> Transform:
+    """A field NeMo-RL v0.7.0 cannot express: refused unless 0, with the reason."""
+    def refuse(v, _):
+        if v:
+            raise ValueError(f"{name}={v}: {why}. Set it to 0 for the cluster backend.")
+        return {}
+    return refuse
 
 
-def _kl_discount(v, _):
-    if v:
-        raise ValueError(f"mopd.kl_discount={v}: NeMo-RL v0.7.0's opd advantage is the paper's Eq. 2 (each token's own "
-                         "log-ratio, discount 0). Set it to 0 for the cluster backend.")
-    return {}
-
-
-def _forward_kl(v, _):
-    if v:
-        raise ValueError(f"mopd.forward_kl_coef={v}: NeMo-RL v0.7.0's opd loss is the paper's sampled-token reverse KL "
-                         "alone (Eq. 4). Set it to 0 for the cluster backend.")
-    return {}
+_entropy = _must_be_zero("entropy_coef", "NeMo-RL v0.7.0 has no entropy bonus; the paper uses none (RECIPE.md §5)")
+_kl_discount = _must_be_zero("mopd.kl_discount", "NeMo-RL v0.7.0's opd advantage is the paper's Eq. 2 (each token's "
+                             "own log-ratio, discount 0)")
+_forward_kl = _must_be_zero("mopd.forward_kl_coef", "NeMo-RL v0.7.0's opd loss is the paper's sampled-token reverse "
+                            "KL alone (Eq. 4)")
 
 
 def _token_level(v, _):
